@@ -1,0 +1,105 @@
+//! The command line. Parsing only checks values; `run.rs` acts on them.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const AFTER_HELP: &str = "\
+Examples:
+  hallpass -- copilot                           ask about writes outside the project
+  hallpass --prompt=allow --log=w.jsonl -- make install      audit: allow and log
+  hallpass --prompt=deny -- ./ci-step.sh        unattended: deny what is not allowed
+  hallpass --no-implicit --allow-path ~/.cache/tool -- tool  check declared paths
+
+Exit status: the command's own, 128+N if a signal N killed it; 125 if hallpass
+itself failed, 126 if the command could not be run, 127 if it was not found,
+2 for a usage error.";
+
+/// Run a command; decide what it writes outside the project.
+///
+/// The project (the current directory), a private $TMPDIR, the usual devices and the
+/// terminal stay writable. Every other write is asked about, allowed and logged, or
+/// denied, as --prompt says. With no COMMAND, runs $SHELL.
+#[derive(Parser, Debug)]
+#[command(name = "hallpass", version, args_conflicts_with_subcommands = true, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub verb: Option<Verb>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Verb {
+    /// Show the daemon, its sessions and their counters.
+    Status {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What `--prompt` does with a write that no rule decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PromptArg {
+    /// Ask in this terminal.
+    Ask,
+    /// Audit: allow it and log it.
+    Allow,
+    /// Unattended: fail it with EACCES and log it.
+    Deny,
+    /// Wait for `hallpass answer` in another terminal.
+    Answer,
+    /// Ask with desktop notifications.
+    Desktop,
+}
+
+/// `--mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Decide on the path read; the kernel then runs the syscall (racy by design).
+    Lite,
+    /// The daemon performs allowed writes itself, so answers hold against races.
+    Strict,
+}
+
+/// `--wait`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WaitArg {
+    /// Stop supervising when the command exits.
+    Command,
+    /// Keep supervising processes the command left behind until the last exits.
+    All,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Let the command write PATH and below without asking (repeatable).
+    #[arg(long = "allow-path", value_name = "PATH")]
+    pub allow_path: Vec<PathBuf>,
+    /// Never let the command write PATH and below (repeatable).
+    #[arg(long = "deny-path", value_name = "PATH")]
+    pub deny_path: Vec<PathBuf>,
+    /// Make only --allow-path writable: not the project, $TMPDIR or devices.
+    #[arg(long)]
+    pub no_implicit: bool,
+    /// With --no-implicit, keep this session's terminal writable.
+    #[arg(long)]
+    pub allow_tty: bool,
+    /// What to do with writes no rule decides.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = PromptArg::Ask)]
+    pub prompt: PromptArg,
+    /// lite decides on the path; strict enforces answers on the real file.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = ModeArg::Lite)]
+    pub mode: ModeArg,
+    /// When to stop supervising.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = WaitArg::Command)]
+    pub wait: WaitArg,
+    /// Append one JSON line per decided write to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// The command and its arguments, after `--` [default: $SHELL].
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}

@@ -1,0 +1,49 @@
+//! `hallpass`: the thin command-line client. Launches commands under supervision and talks to
+//! `hallpassd`; every decision is the daemon's.
+
+mod daemon;
+mod flags;
+mod run;
+mod status;
+mod sys;
+
+use clap::Parser;
+
+/// A failure of hallpass itself: one line (and perhaps a hint) for the user, and an exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub code: i32,
+}
+
+impl Failure {
+    /// Exit code 125: hallpass's own failure, like env(1) and timeout(1).
+    pub fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            code: 125,
+        }
+    }
+
+    pub fn with_code(message: impl Into<String>, code: i32) -> Failure {
+        Failure {
+            message: message.into(),
+            code,
+        }
+    }
+}
+
+fn main() {
+    let cli = flags::Cli::parse();
+    let r = match cli.verb {
+        Some(flags::Verb::Status { json }) => status::status(json),
+        None => run::run(cli.run),
+    };
+    match r {
+        Ok(code) => std::process::exit(code),
+        Err(f) => {
+            eprintln!("hallpass: {}", f.message);
+            std::process::exit(f.code);
+        }
+    }
+}

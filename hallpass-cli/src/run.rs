@@ -1,0 +1,438 @@
+//! `hallpass [FLAGS] -- COMMAND`: registers a session with the daemon, starts the command
+//! under the session's filter, lends the daemon what it cannot open itself, and passes the
+//! command's exit status on.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+
+use hallpass_proto::{
+    control, control_reply, control_request, Attach, ControlReply, ControlRequest, EnforceMode,
+    LentFd, OpenSession, PromptMode,
+};
+use nix::sys::signal::{kill, SigSet, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+
+use crate::flags::{ModeArg, PromptArg, RunArgs, WaitArg};
+use crate::sys::launch::{self, ChildFailed, STAGE_EXEC, STAGE_FILTER, STAGE_NO_NEW_PRIVS};
+use crate::Failure;
+
+/// Runs the command; returns its exit status.
+pub fn run(args: RunArgs) -> Result<i32, Failure> {
+    not_yet(&args)?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
+    let home = home_dir();
+    let abs = |p: &Path| -> PathBuf {
+        let p = expand_tilde(p, &home);
+        if p.is_absolute() {
+            p
+        } else {
+            cwd.join(p)
+        }
+    };
+    let allow: Vec<PathBuf> = args.allow_path.iter().map(|p| abs(p)).collect();
+    let deny: Vec<PathBuf> = args.deny_path.iter().map(|p| abs(p)).collect();
+    let log_path = args.log.as_deref().map(abs);
+    let log = match &log_path {
+        Some(p) => Some(open_log(p)?),
+        None => None,
+    };
+
+    let argv: Vec<OsString> = if args.command.is_empty() {
+        vec![std::env::var_os("SHELL")
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "/bin/sh".into())]
+    } else {
+        args.command.clone()
+    };
+    let program = find_program(&argv[0])?;
+
+    let mut protected = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        protected.push(exe);
+    }
+    protected.extend(log_path.clone());
+    let open = OpenSession {
+        argv: argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        cwd: cwd.to_string_lossy().into_owned(),
+        home: home.to_string_lossy().into_owned(),
+        allow_paths: allow
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        deny_paths: deny
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        no_implicit: args.no_implicit,
+        allow_tty: args.allow_tty,
+        tty_paths: tty_paths(),
+        prompt: match args.prompt {
+            PromptArg::Ask => PromptMode::Ask,
+            PromptArg::Allow => PromptMode::Allow,
+            PromptArg::Deny => PromptMode::Deny,
+            PromptArg::Answer => PromptMode::Answer,
+            PromptArg::Desktop => PromptMode::Desktop,
+        } as i32,
+        mode: match args.mode {
+            ModeArg::Lite => EnforceMode::Lite,
+            ModeArg::Strict => EnforceMode::Strict,
+        } as i32,
+        protected_paths: protected
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        log_path: log_path
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        force_lend: std::env::var_os("HALLPASS_FORCE_LEND").is_some_and(|v| v == "1"),
+        tmp_base: std::env::var("TMPDIR").unwrap_or_default(),
+    };
+
+    let sock = crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?;
+    let talk = |e: io::Error| {
+        Failure::new(format!(
+            "lost the daemon while registering the session: {e}"
+        ))
+    };
+    control::send(
+        &sock,
+        &ControlRequest {
+            kind: Some(control_request::Kind::Open(open)),
+        },
+        &[],
+    )
+    .map_err(talk)?;
+    let opened = match control::recv::<ControlReply>(&sock).map_err(talk)?.0.kind {
+        Some(control_reply::Kind::Opened(o)) => o,
+        Some(control_reply::Kind::Refused(r)) => {
+            return Err(Failure::new(format!(
+                "the daemon refused the session: {}",
+                r.message
+            )))
+        }
+        _ => {
+            return Err(Failure::new(
+                "the daemon sent an unexpected reply (version mismatch?)",
+            ))
+        }
+    };
+
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| k != "TMPDIR" && k != "HALLPASS_SESSION")
+        .collect();
+    if !opened.tmpdir.is_empty() {
+        env.push(("TMPDIR".into(), opened.tmpdir.clone().into()));
+    } else if let Some(t) = std::env::var_os("TMPDIR") {
+        env.push(("TMPDIR".into(), t));
+    }
+    env.push((
+        "HALLPASS_SESSION".into(),
+        opened.session_id.to_string().into(),
+    ));
+    let prepared = launch::Prepared::new(
+        program.into_os_string(),
+        argv.clone(),
+        env,
+        &opened.filter,
+        opened.wait_killable,
+    )
+    .map_err(|e| Failure::new(e.to_string()))?;
+
+    launch::become_subreaper()
+        .map_err(|e| Failure::new(format!("cannot become a child subreaper: {e}")))?;
+    // Signals are taken synchronously in `wait_for` (and the lending thread must not get
+    // them); the child unblocks them before exec.
+    let signals = forwarded_signals();
+    signals
+        .thread_block()
+        .map_err(|e| Failure::new(format!("cannot block signals: {e}")))?;
+
+    let child = launch::spawn(&prepared).map_err(|e| Failure::new(format!("cannot fork: {e}")))?;
+    let pid = Pid::from_raw(child.pid);
+    let attach = || -> Result<(), Failure> {
+        let listener = match launch::recv_listener(&child)
+            .map_err(|e| Failure::new(format!("the command's process failed: {e}")))?
+        {
+            Ok(l) => l,
+            Err(f) => return Err(child_failure(&f, &argv[0])),
+        };
+        let a = Attach {
+            session_id: opened.session_id,
+            pid: child.pid,
+            has_log: log.is_some(),
+        };
+        let mut fds = vec![listener.as_fd()];
+        if let Some(l) = &log {
+            fds.push(l.as_fd());
+        }
+        control::send(
+            &sock,
+            &ControlRequest {
+                kind: Some(control_request::Kind::Attach(a)),
+            },
+            &fds,
+        )
+        .map_err(talk)?;
+        drop(listener);
+        match control::recv::<ControlReply>(&sock).map_err(talk)?.0.kind {
+            Some(control_reply::Kind::Attached(_)) => Ok(()),
+            Some(control_reply::Kind::Refused(r)) => Err(Failure::new(format!(
+                "the daemon refused the session: {}",
+                r.message
+            ))),
+            _ => Err(Failure::new(
+                "the daemon sent an unexpected reply (version mismatch?)",
+            )),
+        }
+    };
+    if let Err(f) = attach() {
+        let _ = kill(pid, Signal::SIGKILL);
+        let _ = waitpid(pid, None);
+        return Err(f);
+    }
+    drop(log);
+    let lender = sock.try_clone().map_err(|e| Failure::new(e.to_string()))?;
+    std::thread::spawn(move || lend(&lender));
+    if let Some(f) = launch::release(&child)
+        .map_err(|e| Failure::new(format!("cannot start the command: {e}")))?
+    {
+        let _ = waitpid(pid, None);
+        return Err(child_failure(&f, &argv[0]));
+    }
+    let code = wait_for(pid, &signals, args.wait);
+    drop(sock);
+    Ok(code)
+}
+
+/// Flags parsed but not built yet: a clear error, never a silent fallback.
+fn not_yet(args: &RunArgs) -> Result<(), Failure> {
+    let msg = match (args.prompt, args.mode, args.wait) {
+        (PromptArg::Ask | PromptArg::Answer | PromptArg::Desktop, _, _) => format!(
+            "--prompt={} is not available yet; use --prompt=deny (deny and log) or --prompt=allow (audit)",
+            match args.prompt {
+                PromptArg::Ask => "ask (the default)",
+                PromptArg::Answer => "answer",
+                _ => "desktop",
+            }
+        ),
+        (_, ModeArg::Strict, _) => "--mode=strict is not available yet; only --mode=lite works in this version".into(),
+        (_, _, WaitArg::All) => "--wait=all is not available yet; hallpass stops supervising when the command exits".into(),
+        _ => return Ok(()),
+    };
+    Err(Failure::new(msg))
+}
+
+fn child_failure(f: &ChildFailed, cmd: &OsStr) -> Failure {
+    let e = io::Error::from_raw_os_error(f.errno);
+    let name = cmd.to_string_lossy();
+    match f.stage {
+        STAGE_EXEC => Failure::with_code(format!("cannot run {name}: {e}"), if f.errno == libc::ENOENT { 127 } else { 126 }),
+        STAGE_FILTER if f.errno == libc::EBUSY => Failure::new(format!(
+            "cannot install the seccomp filter: {e}\nhint: is this already running under hallpass? sessions do not nest"
+        )),
+        STAGE_FILTER => Failure::new(format!(
+            "cannot install the seccomp filter: {e}\nhint: hallpass needs Linux 5.9 or newer with seccomp user notification"
+        )),
+        STAGE_NO_NEW_PRIVS => Failure::new(format!("cannot set no_new_privs: {e}")),
+        _ => Failure::new("the command's process failed before it could start"),
+    }
+}
+
+/// Serves the daemon's requests for `/proc/TID/mem` descriptors until it hangs up.
+fn lend(sock: &UnixStream) {
+    loop {
+        let tid = match control::recv::<ControlReply>(sock) {
+            Ok((
+                ControlReply {
+                    kind: Some(control_reply::Kind::Lend(l)),
+                },
+                _,
+            )) => l.tid,
+            Ok(_) => continue,
+            Err(_) => return,
+        };
+        let r = match File::open(format!("/proc/{tid}/mem")) {
+            Ok(f) => control::send(sock, &lent(tid, 0), &[f.as_fd()]),
+            Err(e) => control::send(sock, &lent(tid, e.raw_os_error().unwrap_or(libc::EIO)), &[]),
+        };
+        if r.is_err() {
+            return;
+        }
+    }
+}
+
+fn lent(tid: i32, error: i32) -> ControlRequest {
+    ControlRequest {
+        kind: Some(control_request::Kind::Lent(LentFd { tid, error })),
+    }
+}
+
+fn forwarded_signals() -> SigSet {
+    let mut s = SigSet::empty();
+    for sig in [
+        Signal::SIGCHLD,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGINT,
+        Signal::SIGQUIT,
+    ] {
+        s.add(sig);
+    }
+    s
+}
+
+/// Waits for the command, reaping orphans we inherit as subreaper, and forwarding the
+/// signals meant for the command. Returns the exit code to pass on.
+fn wait_for(pid: Pid, signals: &SigSet, _wait: WaitArg) -> i32 {
+    // Terminal-generated SIGINT/SIGQUIT already reached the command (same process group).
+    let interactive = std::io::IsTerminal::is_terminal(&std::io::stdin());
+    let mut code = None;
+    loop {
+        loop {
+            match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::Exited(p, c)) if p == pid => code = Some(c),
+                Ok(WaitStatus::Signaled(p, s, _)) if p == pid => code = Some(128 + s as i32),
+                Ok(WaitStatus::StillAlive) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        if let Some(c) = code {
+            return c;
+        }
+        match signals.wait() {
+            Ok(Signal::SIGCHLD) => {}
+            Ok(s @ (Signal::SIGINT | Signal::SIGQUIT)) if interactive => {
+                let _ = s;
+            }
+            Ok(s) => {
+                let _ = kill(pid, s);
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+fn open_log(p: &Path) -> Result<File, Failure> {
+    let f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(p)
+        .map_err(|e| Failure::new(format!("cannot open the log file {}: {e}", p.display())))?;
+    let md = f
+        .metadata()
+        .map_err(|e| Failure::new(format!("cannot open the log file {}: {e}", p.display())))?;
+    if !md.is_file() {
+        return Err(Failure::new(format!(
+            "the log file {} is not a regular file",
+            p.display()
+        )));
+    }
+    let _ = md.permissions().mode();
+    Ok(f)
+}
+
+fn home_dir() -> PathBuf {
+    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h);
+    }
+    nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|u| u.dir)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// `~` and `~/x` become the home directory; `~user` is left alone.
+fn expand_tilde(p: &Path, home: &Path) -> PathBuf {
+    let b = p.as_os_str().as_bytes();
+    if b == b"~" {
+        home.to_path_buf()
+    } else if let Some(rest) = b.strip_prefix(b"~/") {
+        home.join(OsStr::from_bytes(rest))
+    } else {
+        p.to_path_buf()
+    }
+}
+
+/// The terminal devices of our standard streams: the session's own terminal.
+fn tty_paths() -> Vec<String> {
+    let mut out = Vec::new();
+    for fd in 0..3 {
+        if let Ok(p) = std::fs::read_link(format!("/proc/self/fd/{fd}")) {
+            let s = p.to_string_lossy().into_owned();
+            if (s.starts_with("/dev/pts/") || s.starts_with("/dev/tty")) && !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// `name` as execvp would find it.
+fn find_program(name: &OsStr) -> Result<PathBuf, Failure> {
+    if name.as_bytes().contains(&b'/') {
+        return Ok(PathBuf::from(name));
+    }
+    search_path(name).ok_or_else(|| {
+        Failure::with_code(
+            format!("{}: command not found", name.to_string_lossy()),
+            127,
+        )
+    })
+}
+
+/// The first executable `name` in `$PATH`.
+pub fn search_path(name: &OsStr) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| {
+            std::fs::metadata(p)
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tilde() {
+        let h = Path::new("/home/me");
+        assert_eq!(expand_tilde(Path::new("~"), h), PathBuf::from("/home/me"));
+        assert_eq!(
+            expand_tilde(Path::new("~/.cache"), h),
+            PathBuf::from("/home/me/.cache")
+        );
+        assert_eq!(expand_tilde(Path::new("~x/y"), h), PathBuf::from("~x/y"));
+        assert_eq!(expand_tilde(Path::new("a/~"), h), PathBuf::from("a/~"));
+    }
+
+    #[test]
+    fn programs() {
+        assert!(search_path(OsStr::new("sh")).is_some());
+        assert_eq!(
+            find_program(OsStr::new("./x")).unwrap(),
+            PathBuf::from("./x")
+        );
+        assert_eq!(
+            find_program(OsStr::new("no-such-program-here"))
+                .unwrap_err()
+                .code,
+            127
+        );
+    }
+}

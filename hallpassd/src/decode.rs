@@ -1,0 +1,247 @@
+//! Turns a seccomp notification into what it would write: the syscall's name and the resolved
+//! path(s), read from the target's memory and `/proc` with the layout the syscall table gives.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::mem::{Lender, Memory};
+use crate::resolve::{base_of, fd_path, resolve, Resolved, Target};
+use crate::sys::seccomp::Notif;
+use crate::syscalls::{
+    Follow, Kind, Lookup, PathArg, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW,
+    OPEN_WRITE_FLAGS, O_CREAT, O_EXCL, O_NOFOLLOW, O_PATH,
+};
+
+/// What a notification asks for.
+#[derive(Debug)]
+pub enum Op {
+    /// A write to these objects (one, or two for a rename or link).
+    Write {
+        syscall: &'static str,
+        paths: Vec<Resolved>,
+    },
+    /// Nothing to decide: not a write after all (a read-only `openat2`, an inet `bind`), or an
+    /// `execve` reported for the memory cache.
+    Pass { exec: bool },
+    /// Refused whatever the policy says.
+    Refuse(i32),
+}
+
+/// Why a notification could not be decoded; the write is then denied.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("syscall {0} is not one hallpass intercepts")]
+    Unknown(i32),
+    #[error("syscall from a foreign architecture {0:#x}")]
+    Arch(u32),
+    #[error("{syscall}: cannot read its arguments: {source}")]
+    Read {
+        syscall: &'static str,
+        source: io::Error,
+    },
+    #[error("{syscall}: {why}")]
+    Unsupported {
+        syscall: &'static str,
+        why: &'static str,
+    },
+}
+
+const AF_UNIX: u16 = libc::AF_UNIX as u16;
+/// `RESOLVE_IN_ROOT` (`include/uapi/linux/openat2.h`).
+const RESOLVE_IN_ROOT: u64 = 0x10;
+
+/// Decodes one notification.
+pub struct Decoder {
+    lookup: Lookup,
+    arch: u32,
+}
+
+impl Decoder {
+    pub fn new(arch: crate::syscalls::Arch) -> Decoder {
+        Decoder {
+            lookup: Lookup::new(arch),
+            arch: arch.audit(),
+        }
+    }
+
+    pub fn decode(
+        &self,
+        n: &Notif,
+        mem: &mut Memory,
+        lender: &mut dyn Lender,
+    ) -> Result<Op, DecodeError> {
+        if n.data.arch != self.arch {
+            return Err(DecodeError::Arch(n.data.arch));
+        }
+        let sc = self
+            .lookup
+            .get(n.data.nr)
+            .ok_or(DecodeError::Unknown(n.data.nr))?;
+        let t = Target {
+            tid: n.pid as i32,
+            tgid: 0,
+        };
+        let args = &n.data.args;
+        let err = |source: io::Error| DecodeError::Read {
+            syscall: sc.name,
+            source,
+        };
+        let one = |r: io::Result<Resolved>| -> Result<Op, DecodeError> {
+            Ok(Op::Write {
+                syscall: sc.name,
+                paths: vec![r.map_err(err)?],
+            })
+        };
+        match sc.kind {
+            Kind::Open { dirfd, path, flags } => {
+                let flags = flags.map_or(libc::O_CREAT as u32 | libc::O_WRONLY as u32, |f| {
+                    args[f as usize] as u32
+                });
+                let dirfd = dirfd.map(|d| args[d as usize] as i32);
+                open(sc, t, dirfd, args[path as usize], flags as u64, mem, lender)
+            }
+            Kind::Openat2 { dirfd, path, how } => {
+                let size = args[3] as usize;
+                if size < 24 {
+                    // The kernel fails it with EINVAL; nothing to decide.
+                    return Ok(Op::Pass { exec: false });
+                }
+                let mut raw = [0u8; 24];
+                mem.read_exact(t.tid, args[how as usize], &mut raw, lender)
+                    .map_err(err)?;
+                let flags = u64::from_ne_bytes(raw[0..8].try_into().unwrap());
+                let resolve_flags = u64::from_ne_bytes(raw[16..24].try_into().unwrap());
+                if resolve_flags & RESOLVE_IN_ROOT != 0 && is_write_open(flags as u32) {
+                    return Err(DecodeError::Unsupported {
+                        syscall: sc.name,
+                        why: "RESOLVE_IN_ROOT is not supported",
+                    });
+                }
+                open(
+                    sc,
+                    t,
+                    Some(args[dirfd as usize] as i32),
+                    args[path as usize],
+                    flags,
+                    mem,
+                    lender,
+                )
+            }
+            Kind::Paths(list) | Kind::Utimensat(list) => {
+                let mut paths = Vec::with_capacity(list.len());
+                for pa in list {
+                    paths.push(path_arg(t, pa, args, mem, lender).map_err(err)?);
+                }
+                Ok(Op::Write {
+                    syscall: sc.name,
+                    paths,
+                })
+            }
+            Kind::FdMeta { fd } | Kind::Ioctl { fd, .. } => {
+                one(fd_path(t, args[fd as usize] as i32))
+            }
+            Kind::Bind { addr, len } => {
+                let len =
+                    (args[len as usize] as usize).min(std::mem::size_of::<libc::sockaddr_un>());
+                if len <= 2 {
+                    return Ok(Op::Pass { exec: false });
+                }
+                let mut sa = vec![0u8; len];
+                mem.read_exact(t.tid, args[addr as usize], &mut sa, lender)
+                    .map_err(err)?;
+                let family = u16::from_ne_bytes([sa[0], sa[1]]);
+                let path = &sa[2..];
+                // An abstract address (leading NUL) or another family creates no file.
+                if family != AF_UNIX || path[0] == 0 {
+                    return Ok(Op::Pass { exec: false });
+                }
+                let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
+                let base = base_of(t, None).map_err(err)?;
+                one(resolve_from(t, base, &path[..end], false))
+            }
+            Kind::Exec => Ok(Op::Pass { exec: true }),
+            Kind::Refuse(e) => Ok(Op::Refuse(e)),
+            // The filter decides it; a notification would be a filter bug: refuse.
+            Kind::Seccomp { .. } => Ok(Op::Refuse(libc::EBUSY)),
+        }
+    }
+}
+
+fn is_write_open(flags: u32) -> bool {
+    flags & O_PATH == 0 && flags & OPEN_WRITE_FLAGS != 0
+}
+
+fn open(
+    sc: &'static Syscall,
+    t: Target,
+    dirfd: Option<i32>,
+    path: u64,
+    flags: u64,
+    mem: &mut Memory,
+    lender: &mut dyn Lender,
+) -> Result<Op, DecodeError> {
+    let flags = flags as u32;
+    if !is_write_open(flags) {
+        return Ok(Op::Pass { exec: false });
+    }
+    let err = |source: io::Error| DecodeError::Read {
+        syscall: sc.name,
+        source,
+    };
+    let s = mem.read_cstr(t.tid, path, lender).map_err(err)?;
+    // O_CREAT|O_EXCL fails on an existing symlink rather than following it.
+    let follow = flags & O_NOFOLLOW == 0 && flags & (O_CREAT | O_EXCL) != (O_CREAT | O_EXCL);
+    let r = relative(t, dirfd, &s).and_then(|base| resolve_from(t, base, &s, follow));
+    Ok(Op::Write {
+        syscall: sc.name,
+        paths: vec![r.map_err(err)?],
+    })
+}
+
+/// The base for `path`: its dirfd (or the cwd) when relative, `/` when absolute.
+fn relative(t: Target, dirfd: Option<i32>, path: &[u8]) -> io::Result<Resolved> {
+    if path.first() == Some(&b'/') {
+        Ok(Resolved::Path(PathBuf::from("/")))
+    } else {
+        base_of(t, dirfd)
+    }
+}
+
+fn resolve_from(t: Target, base: Resolved, path: &[u8], follow: bool) -> io::Result<Resolved> {
+    match base {
+        Resolved::Path(b) => resolve(t, &b, path, follow),
+        // A dirfd that is a pipe or socket: the kernel fails the call with ENOTDIR.
+        Resolved::NotAFile(_) => Err(io::Error::from_raw_os_error(libc::ENOTDIR)),
+    }
+}
+
+fn path_arg(
+    t: Target,
+    pa: &PathArg,
+    args: &[u64; 6],
+    mem: &mut Memory,
+    lender: &mut dyn Lender,
+) -> io::Result<Resolved> {
+    let dirfd = pa.dirfd.map(|d| args[d as usize] as i32);
+    let ptr = args[pa.path as usize];
+    if ptr == 0 && pa.null_is_fd {
+        return fd_path(t, dirfd.unwrap_or(libc::AT_FDCWD));
+    }
+    let s = mem.read_cstr(t.tid, ptr, lender)?;
+    if s.is_empty() {
+        if let Some(f) = pa.empty_path {
+            if args[f as usize] as u32 & AT_EMPTY_PATH != 0 {
+                return base_of(t, dirfd);
+            }
+        }
+        return Err(io::Error::from_raw_os_error(libc::ENOENT));
+    }
+    let follow = match pa.follow {
+        Follow::Never => false,
+        Follow::Always => true,
+        Follow::UnlessNoFollow { flags } => args[flags as usize] as u32 & AT_SYMLINK_NOFOLLOW == 0,
+        Follow::IfFollow { flags } => args[flags as usize] as u32 & AT_SYMLINK_FOLLOW != 0,
+    };
+    let base = relative(t, dirfd, &s)?;
+    resolve_from(t, base, &s, follow)
+}

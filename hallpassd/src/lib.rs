@@ -1,0 +1,22 @@
+//! hallpassd: the per-user daemon that holds hallpass sessions and their policy, answers the
+//! seccomp notifications of the supervised commands, and serves the gRPC API.
+//!
+//! Data flows one way: the launcher registers a session on `control.sock` (`server.rs`), the
+//! session's thread decodes each notification (`decode.rs`, `resolve.rs`, `mem.rs`), asks the
+//! policy (`policy.rs`), logs (`log.rs`) and answers the kernel (`sys/seccomp.rs`). The
+//! filter the launcher installs is compiled here (`filter.rs`) from the one syscall table
+//! (`syscalls.rs`).
+
+pub mod api;
+pub mod bpf;
+pub mod decode;
+pub mod filter;
+pub mod log;
+pub mod mem;
+pub mod peer;
+pub mod policy;
+pub mod resolve;
+pub mod server;
+pub mod session;
+pub mod sys;
+pub mod syscalls;

@@ -1,0 +1,120 @@
+//! The `--log` file: JSON Lines, one object per decided write, each line written with a single
+//! `write(2)` on an `O_APPEND` descriptor, so lines never interleave and a crash loses none.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+/// One line of the log. The keys are documented in README.md.
+#[derive(Debug, Serialize)]
+pub struct Record<'a> {
+    /// UTC, RFC 3339 with milliseconds.
+    pub time: String,
+    pub pid: i32,
+    pub exe: &'a str,
+    pub syscall: &'a str,
+    pub path: &'a str,
+    /// `allow` or `deny`.
+    pub decision: &'a str,
+    pub reason: &'a str,
+}
+
+/// The session's log file, opened by the launcher and lent to the daemon.
+pub struct Log {
+    file: File,
+}
+
+impl Log {
+    pub fn new(file: File) -> Log {
+        Log { file }
+    }
+
+    /// Appends one line. A failure is reported, not fatal: the decision stands.
+    pub fn write(&mut self, rec: &Record<'_>) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(rec).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        self.file.write_all(&line)
+    }
+}
+
+/// `path` as a string for the log (lossy for names that are not UTF-8).
+pub fn path_str(p: &Path) -> std::borrow::Cow<'_, str> {
+    p.to_string_lossy()
+}
+
+/// Now, as `2026-11-29T11:16:48.123Z`.
+pub fn now_rfc3339() -> String {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    rfc3339(d.as_secs() as i64, d.subsec_millis())
+}
+
+/// Formats a Unix time (civil-from-days, Howard Hinnant's algorithm).
+pub fn rfc3339(secs: i64, millis: u32) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times() {
+        assert_eq!(rfc3339(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_796_037_408, 123), "2026-11-30T11:16:48.123Z");
+        assert_eq!(rfc3339(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+    }
+
+    #[test]
+    fn one_line_per_record() {
+        let dir = std::env::temp_dir().join(format!("hallpass-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("w.jsonl");
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .unwrap();
+        let mut log = Log::new(f);
+        for path in ["/a", "/b\n\"c"] {
+            let rec = Record {
+                time: now_rfc3339(),
+                pid: 1,
+                exe: "/bin/sh",
+                syscall: "openat",
+                path,
+                decision: "deny",
+                reason: "unattended",
+            };
+            log.write(&rec).unwrap();
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let lines: Vec<_> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        let v: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+        assert_eq!(v["path"], "/b\n\"c");
+        let keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys.len(), 7);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

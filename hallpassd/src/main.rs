@@ -1,0 +1,101 @@
+//! `hallpassd`: parses its flags, binds its sockets and runs the daemon (see the library).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use hallpass_proto::paths;
+use hallpassd::server::{self, State};
+
+/// The per-user hallpass daemon. `hallpass` starts it when none answers; you rarely run it
+/// yourself.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// Directory for the sockets [default: $XDG_RUNTIME_DIR/hallpass].
+    #[arg(long, value_name = "DIR")]
+    runtime_dir: Option<PathBuf>,
+    /// Exit after this many seconds without a session (0: never).
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    idle_exit: u64,
+}
+
+fn main() {
+    if let Err(e) = run(Args::parse()) {
+        eprintln!("hallpassd: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+#[tokio::main]
+async fn run(args: Args) -> anyhow::Result<()> {
+    let dir = args.runtime_dir.unwrap_or_else(paths::runtime_dir);
+    paths::ensure_private_dir(&dir)
+        .with_context(|| format!("runtime directory {}", dir.display()))?;
+    let (control_path, api_path) = server::socket_paths(&dir);
+    if std::os::unix::net::UnixStream::connect(&control_path).is_ok() {
+        anyhow::bail!(
+            "another hallpassd already listens on {}",
+            control_path.display()
+        );
+    }
+    let _ = std::fs::remove_file(&control_path);
+    let _ = std::fs::remove_file(&api_path);
+    let control = std::os::unix::net::UnixListener::bind(&control_path)
+        .with_context(|| format!("cannot listen on {}", control_path.display()))?;
+    let api = tokio::net::UnixListener::bind(&api_path)
+        .with_context(|| format!("cannot listen on {}", api_path.display()))?;
+    for p in [&control_path, &api_path] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))?;
+    }
+    let pid_file = dir.join(paths::PID_FILE);
+    std::fs::write(&pid_file, format!("{}\n", std::process::id()))?;
+    eprintln!(
+        "hallpassd: pid {} listening in {}",
+        std::process::id(),
+        dir.display()
+    );
+
+    let state = Arc::new(State::new(&dir));
+    let st = state.clone();
+    std::thread::spawn(move || {
+        for conn in control.incoming() {
+            match conn {
+                Ok(sock) => {
+                    let st = st.clone();
+                    std::thread::spawn(move || server::serve_launcher(st, sock));
+                }
+                Err(e) => eprintln!("hallpassd: accept: {e}"),
+            }
+        }
+    });
+    let api_task = tokio::spawn(hallpassd::api::serve(state.clone(), api));
+
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    let idle = Duration::from_secs(args.idle_exit);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let why = loop {
+        tokio::select! {
+            _ = term.recv() => break "SIGTERM",
+            _ = int.recv() => break "SIGINT",
+            _ = tick.tick() => {
+                if args.idle_exit > 0 && state.idle_for().is_some_and(|d| d >= idle) {
+                    break "idle";
+                }
+                if api_task.is_finished() {
+                    break "the API server stopped";
+                }
+            }
+        }
+    };
+    eprintln!("hallpassd: exiting ({why})");
+    // Sessions still running lose their supervisor: their writes now fail (ENOSYS).
+    for p in [&control_path, &api_path, &pid_file] {
+        let _ = std::fs::remove_file(p);
+    }
+    std::process::exit(0);
+}

@@ -1,0 +1,89 @@
+//! Who is on the other end of a socket: same user only (`SO_PEERCRED`), and never a process
+//! the daemon supervises, which must not register sessions, answer questions or change rules.
+
+use std::os::unix::net::UnixStream;
+
+use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+
+/// A checked peer.
+#[derive(Clone, Copy, Debug)]
+pub struct Peer {
+    pub pid: i32,
+    pub uid: u32,
+}
+
+/// Why a peer was turned away.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    #[error("cannot read peer credentials: {0}")]
+    Creds(nix::Error),
+    #[error("peer pid {pid} runs as uid {uid}, not {me}")]
+    OtherUser { pid: i32, uid: u32, me: u32 },
+    #[error("peer pid {pid} is supervised by session launcher {launcher}")]
+    Supervised { pid: i32, launcher: i32 },
+}
+
+/// Checks the peer of `stream`; `launchers` are the pids of the live sessions' launchers.
+pub fn check(stream: &UnixStream, launchers: &[i32]) -> Result<Peer, PeerError> {
+    let c = getsockopt(stream, PeerCredentials).map_err(PeerError::Creds)?;
+    let me = nix::unistd::geteuid().as_raw();
+    if c.uid() != me {
+        return Err(PeerError::OtherUser {
+            pid: c.pid(),
+            uid: c.uid(),
+            me,
+        });
+    }
+    // Every supervised process descends from its launcher, which is a child subreaper.
+    let mut pid = parent_of(c.pid());
+    let mut hops = 0;
+    while let Some(p) = pid.filter(|&p| p > 1) {
+        if launchers.contains(&p) {
+            return Err(PeerError::Supervised {
+                pid: c.pid(),
+                launcher: p,
+            });
+        }
+        hops += 1;
+        if hops > 4096 {
+            break;
+        }
+        pid = parent_of(p);
+    }
+    Ok(Peer {
+        pid: c.pid(),
+        uid: c.uid(),
+    })
+}
+
+/// The parent of `pid`, from `/proc/PID/stat` (the field after the parenthesised name).
+pub fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    after.split(' ').nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parents() {
+        assert_eq!(
+            parent_of(std::process::id() as i32),
+            Some(nix::unistd::getppid().as_raw())
+        );
+        assert_eq!(parent_of(-5), None);
+    }
+
+    #[test]
+    fn same_user_passes_and_a_launcher_ancestor_fails() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        assert!(check(&a, &[]).is_ok());
+        let parent = nix::unistd::getppid().as_raw();
+        match check(&a, &[parent]) {
+            Err(PeerError::Supervised { launcher, .. }) => assert_eq!(launcher, parent),
+            other => panic!("{other:?}"),
+        }
+    }
+}

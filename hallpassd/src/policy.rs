@@ -1,0 +1,283 @@
+//! The policy: is this resolved path writable, and if not, what happens. Plain functions over
+//! data, no syscalls, so every rule is tested here exhaustively.
+//!
+//! Order (DESIGN.md, "Policy semantics"): the always-denied set, then `--deny-path`, then
+//! grants (implicit, `--allow-path`), then the prompt mode for the rest.
+
+use std::path::{Path, PathBuf};
+
+/// What the session does with a write no rule decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prompt {
+    /// Ask a person (terminal, `hallpass answer`, desktop).
+    Ask,
+    /// Audit: allow, and log with reason `audit`.
+    Allow,
+    /// Unattended: fail with EACCES, and log with reason `unattended`.
+    Deny,
+}
+
+/// The outcome for one write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    Deny,
+    /// Nobody decided: ask.
+    Ask,
+}
+
+/// Why. The string forms are the log's `reason` values, documented in README.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// The project, the session's `$TMPDIR`, the usual devices, the terminal.
+    Implicit,
+    /// A rule decided: `--allow-path` or `--deny-path`.
+    Policy,
+    /// hallpass's own files: its configuration, binaries, runtime directory and log.
+    Protected,
+    /// Allowed because `--prompt=allow` audits instead of asking.
+    Audit,
+    /// Denied because `--prompt=deny` denies instead of asking.
+    Unattended,
+    /// The daemon could not tell what would be written (unreadable argument, a process that
+    /// vanished): denied, fail closed.
+    Unresolved,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Implicit => "implicit",
+            Reason::Policy => "policy",
+            Reason::Protected => "protected",
+            Reason::Audit => "audit",
+            Reason::Unattended => "unattended",
+            Reason::Unresolved => "unresolved",
+        }
+    }
+}
+
+/// A set of paths, each covering itself and everything below it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PathSet(Vec<PathBuf>);
+
+impl PathSet {
+    pub fn new(paths: impl IntoIterator<Item = PathBuf>) -> PathSet {
+        PathSet(paths.into_iter().collect())
+    }
+
+    pub fn push(&mut self, p: PathBuf) {
+        self.0.push(p);
+    }
+
+    /// Whether `path` is one of the set or below one. Compares whole components, so `/a/bc` is
+    /// not below `/a/b`.
+    pub fn covers(&self, path: &Path) -> bool {
+        self.0.iter().any(|p| path.starts_with(p))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &PathBuf> {
+        self.0.iter()
+    }
+}
+
+/// A session's rules, with every path already absolute and resolved.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    /// Never writable: hallpass's own files and `--deny-path`, kept apart for the reason.
+    pub protected: PathSet,
+    pub denied: PathSet,
+    /// `--allow-path`.
+    pub allowed: PathSet,
+    /// Writable without a rule: the project, the session's `$TMPDIR` (directories).
+    pub implicit_dirs: PathSet,
+    /// Writable without a rule: the devices and the terminal (exact paths only).
+    pub implicit_files: Vec<PathBuf>,
+    pub prompt: Prompt,
+}
+
+/// The usual devices, writable in every session but under `--no-implicit`.
+pub const IMPLICIT_DEVICES: [&str; 7] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+];
+
+impl Policy {
+    /// The decision for a write to `path` (absolute, resolved as the target sees it).
+    pub fn decide(&self, path: &Path) -> (Decision, Reason) {
+        if self.protected.covers(path) {
+            return (Decision::Deny, Reason::Protected);
+        }
+        if self.denied.covers(path) {
+            return (Decision::Deny, Reason::Policy);
+        }
+        if self.implicit_dirs.covers(path) || self.implicit_files.iter().any(|f| f == path) {
+            return (Decision::Allow, Reason::Implicit);
+        }
+        if self.allowed.covers(path) {
+            return (Decision::Allow, Reason::Policy);
+        }
+        match self.prompt {
+            Prompt::Allow => (Decision::Allow, Reason::Audit),
+            Prompt::Deny => (Decision::Deny, Reason::Unattended),
+            Prompt::Ask => (Decision::Ask, Reason::Policy),
+        }
+    }
+
+    /// The decision for a syscall that writes several paths (a rename, a link): denied if any
+    /// is denied, asked if any is asked, allowed only if all are. Returns the index of the path
+    /// that decided, for the log.
+    pub fn decide_all(&self, paths: &[&Path]) -> (Decision, Reason, usize) {
+        let mut worst = (Decision::Allow, Reason::Implicit, 0);
+        for (i, p) in paths.iter().enumerate() {
+            let (d, r) = self.decide(p);
+            let rank = |d: Decision| match d {
+                Decision::Allow => 0,
+                Decision::Ask => 1,
+                Decision::Deny => 2,
+            };
+            // Among allowed paths report a logged reason over an implicit one.
+            let better_reason =
+                d == worst.0 && worst.1 == Reason::Implicit && r != Reason::Implicit;
+            if i == 0 || rank(d) > rank(worst.0) || better_reason {
+                worst = (d, r, i);
+            }
+        }
+        worst
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(prompt: Prompt) -> Policy {
+        Policy {
+            protected: PathSet::new([
+                "/home/me/.config/hallpass".into(),
+                "/usr/bin/hallpass".into(),
+            ]),
+            denied: PathSet::new(["/home/me/proj/secret".into()]),
+            allowed: PathSet::new([
+                "/home/me/.cache/tool".into(),
+                "/home/me/proj/secret/ok".into(),
+            ]),
+            implicit_dirs: PathSet::new(["/home/me/proj".into(), "/tmp/hallpass-1".into()]),
+            implicit_files: vec!["/dev/null".into(), "/dev/pts/3".into()],
+            prompt,
+        }
+    }
+
+    fn d(p: &Policy, path: &str) -> (Decision, Reason) {
+        p.decide(Path::new(path))
+    }
+
+    #[test]
+    fn order_of_rules() {
+        for prompt in [Prompt::Ask, Prompt::Allow, Prompt::Deny] {
+            let p = policy(prompt);
+            assert_eq!(
+                d(&p, "/home/me/.config/hallpass/rules"),
+                (Decision::Deny, Reason::Protected)
+            );
+            assert_eq!(
+                d(&p, "/home/me/.config/hallpass"),
+                (Decision::Deny, Reason::Protected)
+            );
+            assert_eq!(
+                d(&p, "/usr/bin/hallpass"),
+                (Decision::Deny, Reason::Protected)
+            );
+            // --deny-path beats the project and a more specific --allow-path.
+            assert_eq!(
+                d(&p, "/home/me/proj/secret/ok/x"),
+                (Decision::Deny, Reason::Policy)
+            );
+            assert_eq!(
+                d(&p, "/home/me/proj/src/main.rs"),
+                (Decision::Allow, Reason::Implicit)
+            );
+            assert_eq!(d(&p, "/home/me/proj"), (Decision::Allow, Reason::Implicit));
+            assert_eq!(
+                d(&p, "/tmp/hallpass-1/x"),
+                (Decision::Allow, Reason::Implicit)
+            );
+            assert_eq!(d(&p, "/dev/null"), (Decision::Allow, Reason::Implicit));
+            assert_eq!(d(&p, "/dev/pts/3"), (Decision::Allow, Reason::Implicit));
+            assert_eq!(
+                d(&p, "/home/me/.cache/tool/a/b"),
+                (Decision::Allow, Reason::Policy)
+            );
+        }
+    }
+
+    #[test]
+    fn the_rest_follows_the_prompt() {
+        let cases = [
+            (Prompt::Allow, (Decision::Allow, Reason::Audit)),
+            (Prompt::Deny, (Decision::Deny, Reason::Unattended)),
+            (Prompt::Ask, (Decision::Ask, Reason::Policy)),
+        ];
+        for (prompt, want) in cases {
+            let p = policy(prompt);
+            for path in [
+                "/home/me/outside",
+                "/",
+                "/dev/pts/4",
+                "/dev/null/x",
+                "/home/me/projx",
+                "/tmp/hallpass-10",
+            ] {
+                assert_eq!(d(&p, path), want, "{path} under {prompt:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn component_boundaries() {
+        let s = PathSet::new(["/a/b".into()]);
+        assert!(s.covers(Path::new("/a/b")));
+        assert!(s.covers(Path::new("/a/b/c")));
+        assert!(!s.covers(Path::new("/a/bc")));
+        assert!(!s.covers(Path::new("/a")));
+        assert!(PathSet::new(["/".into()]).covers(Path::new("/etc")));
+    }
+
+    #[test]
+    fn two_paths_take_the_worst() {
+        let p = policy(Prompt::Deny);
+        let inside = Path::new("/home/me/proj/a");
+        let outside = Path::new("/home/me/b");
+        let cached = Path::new("/home/me/.cache/tool/c");
+        assert_eq!(
+            p.decide_all(&[inside, inside]),
+            (Decision::Allow, Reason::Implicit, 0)
+        );
+        assert_eq!(
+            p.decide_all(&[outside, inside]),
+            (Decision::Deny, Reason::Unattended, 0)
+        );
+        assert_eq!(
+            p.decide_all(&[inside, outside]),
+            (Decision::Deny, Reason::Unattended, 1)
+        );
+        assert_eq!(
+            p.decide_all(&[inside, cached]),
+            (Decision::Allow, Reason::Policy, 1)
+        );
+        let p = policy(Prompt::Ask);
+        assert_eq!(
+            p.decide_all(&[outside, Path::new("/usr/bin/hallpass")]),
+            (Decision::Deny, Reason::Protected, 1)
+        );
+        assert_eq!(
+            p.decide_all(&[inside, outside]),
+            (Decision::Ask, Reason::Policy, 1)
+        );
+    }
+}

@@ -1,0 +1,370 @@
+//! Resolves a path argument the way the target process's kernel lookup would: relative to its
+//! cwd or dirfd, symlinks followed (the last one only where the syscall follows it), and
+//! `/proc/self`, `/proc/thread-self` and `/proc/PID/fd/N` taken for the target, not for the
+//! daemon. The result is the absolute path the policy decides on.
+//!
+//! Components that do not exist yet are kept as written (after `.` and `..` are applied), as
+//! the kernel would create them. Follows path_resolution(7).
+//!
+//! The daemon shares the target's root and mount namespace: the filter refuses `chroot`,
+//! `pivot_root`, `setns` and the mount syscalls.
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path, PathBuf};
+
+/// `MAXSYMLINKS` (include/linux/namei.h): more links than this in one lookup is ELOOP.
+const MAX_LINKS: u32 = 40;
+
+/// What a path names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    /// A file system path, absolute and resolved.
+    Path(PathBuf),
+    /// Not a file system object: a magic link to a pipe, socket, anonymous inode or memfd
+    /// (`pipe:[1234]`). Reopening it writes nothing on disk.
+    NotAFile(OsString),
+}
+
+/// The process whose view a path is resolved in.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    /// The thread that made the syscall.
+    pub tid: i32,
+    /// Its thread group (process) id, the value of `/proc/self` for it; 0 until needed, then
+    /// looked up in `/proc/TID/status`.
+    pub tgid: i32,
+}
+
+impl Target {
+    pub fn tgid(&self) -> i32 {
+        if self.tgid != 0 {
+            return self.tgid;
+        }
+        tgid_of(self.tid).unwrap_or(self.tid)
+    }
+}
+
+/// The thread group of thread `tid`.
+pub fn tgid_of(tid: i32) -> Option<i32> {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Where a relative path starts: the target's cwd, or the object behind a dirfd.
+pub fn base_of(t: Target, dirfd: Option<i32>) -> io::Result<Resolved> {
+    let link = match dirfd {
+        None | Some(crate::syscalls::AT_FDCWD) => format!("/proc/{}/cwd", t.tid),
+        Some(fd) if fd < 0 => return Err(io::Error::from_raw_os_error(libc::EBADF)),
+        Some(fd) => format!("/proc/{}/fd/{fd}", t.tid),
+    };
+    Ok(classify(std::fs::read_link(link)?))
+}
+
+/// The object an open descriptor of the target refers to.
+pub fn fd_path(t: Target, fd: i32) -> io::Result<Resolved> {
+    if fd < 0 {
+        return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    base_of(t, Some(fd))
+}
+
+/// A magic link's target: a path, or one of the kernel's names for things that are not files.
+fn classify(link: PathBuf) -> Resolved {
+    let b = link.as_os_str().as_bytes();
+    if b.first() != Some(&b'/') || b.starts_with(b"/memfd:") {
+        Resolved::NotAFile(link.into_os_string())
+    } else {
+        Resolved::Path(link)
+    }
+}
+
+/// Resolves `path` for `t`, relative paths against `base` (absolute and already resolved).
+pub fn resolve(t: Target, base: &Path, path: &[u8], follow_last: bool) -> io::Result<Resolved> {
+    resolve_with(t, base, path, follow_last, &|p| std::fs::read_link(p))
+}
+
+/// [`resolve`] with the symlink reader given, so the walk is testable on its own.
+pub fn resolve_with(
+    t: Target,
+    base: &Path,
+    path: &[u8],
+    follow_last: bool,
+    read_link: &dyn Fn(&Path) -> io::Result<PathBuf>,
+) -> io::Result<Resolved> {
+    if path.is_empty() {
+        return Err(io::Error::from_raw_os_error(libc::ENOENT));
+    }
+    let mut cur = if path[0] == b'/' {
+        PathBuf::from("/")
+    } else {
+        base.to_path_buf()
+    };
+    let mut pending: VecDeque<OsString> = split(path).collect();
+    let mut links = 0;
+    while let Some(comp) = pending.pop_front() {
+        if comp == "." {
+            continue;
+        }
+        if comp == ".." {
+            cur.pop();
+            continue;
+        }
+        if cur == Path::new("/proc") {
+            if comp == "self" {
+                cur.push(t.tgid().to_string());
+                continue;
+            }
+            if comp == "thread-self" {
+                cur.push(format!("{}/task/{}", t.tgid(), t.tid));
+                continue;
+            }
+        }
+        cur.push(&comp);
+        let last = pending.is_empty();
+        if last && !follow_last {
+            break;
+        }
+        match read_link(&cur) {
+            Ok(target) => {
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(io::Error::from_raw_os_error(libc::ELOOP));
+                }
+                cur.pop();
+                let tb = target.as_os_str().as_bytes();
+                // The kernel's names for what is not a file all have a colon (`pipe:[1]`,
+                // `anon_inode:[eventfd]`); /proc's ordinary relative links (`self/mounts`) do
+                // not.
+                if cur.starts_with("/proc")
+                    && (tb.starts_with(b"/memfd:")
+                        || (tb.first() != Some(&b'/') && tb.contains(&b':')))
+                {
+                    // Only a whole path can name such an object.
+                    return if last {
+                        Ok(Resolved::NotAFile(target.into_os_string()))
+                    } else {
+                        Err(io::Error::from_raw_os_error(libc::ENOTDIR))
+                    };
+                }
+                if tb.first() == Some(&b'/') {
+                    cur = PathBuf::from("/");
+                }
+                for c in split(tb).collect::<Vec<_>>().into_iter().rev() {
+                    pending.push_front(c);
+                }
+            }
+            // Exists and is not a symlink.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            // The rest cannot be looked up: keep it as written, as the kernel would create it
+            // (or fail on it).
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => {
+                for c in pending.drain(..) {
+                    match c.as_bytes() {
+                        b"." => {}
+                        b".." => {
+                            cur.pop();
+                        }
+                        _ => cur.push(c),
+                    }
+                }
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Resolved::Path(cur))
+}
+
+fn split(p: &[u8]) -> impl Iterator<Item = OsString> + '_ {
+    p.split(|&b| b == b'/')
+        .filter(|c| !c.is_empty())
+        .map(|c| OsString::from_vec(c.to_vec()))
+}
+
+/// Makes a user-given path (a flag value) absolute and resolves what exists of it, so it
+/// compares with the paths [`resolve`] returns. Paths that don't exist yet are accepted.
+pub fn canonicalize_lenient(path: &Path) -> io::Result<PathBuf> {
+    let me = Target {
+        tid: std::process::id() as i32,
+        tgid: std::process::id() as i32,
+    };
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(path)
+    };
+    match resolve(me, Path::new("/"), abs.as_os_str().as_bytes(), true)? {
+        Resolved::Path(p) => Ok(p),
+        Resolved::NotAFile(n) => Err(io::Error::other(format!(
+            "{} is not a file",
+            Path::new(&n).display()
+        ))),
+    }
+}
+
+/// The pid a path under `/proc/PID/` belongs to, if any.
+pub fn proc_pid(path: &Path) -> Option<i32> {
+    let mut c = path.components();
+    if c.next() != Some(Component::RootDir)
+        || c.next() != Some(Component::Normal(OsStr::new("proc")))
+    {
+        return None;
+    }
+    match c.next() {
+        Some(Component::Normal(n)) => n.to_str()?.parse().ok(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    const T: Target = Target { tid: 11, tgid: 10 };
+
+    /// A tiny file system of symlinks; everything under /e exists, the rest does not.
+    fn fs<'a>(
+        links: &'a HashMap<&'static str, &'static str>,
+    ) -> impl Fn(&Path) -> io::Result<PathBuf> + 'a {
+        move |p: &Path| {
+            let s = p.to_str().unwrap();
+            if let Some(t) = links.get(s) {
+                return Ok(PathBuf::from(t));
+            }
+            if s == "/e" || s.starts_with("/e/") || s == "/proc" || s.starts_with("/proc/10") {
+                Err(io::Error::from_raw_os_error(libc::EINVAL))
+            } else {
+                Err(io::Error::from_raw_os_error(libc::ENOENT))
+            }
+        }
+    }
+
+    fn r(
+        links: &HashMap<&'static str, &'static str>,
+        base: &str,
+        path: &str,
+        follow: bool,
+    ) -> io::Result<Resolved> {
+        resolve_with(T, Path::new(base), path.as_bytes(), follow, &fs(links))
+    }
+
+    fn ok(p: &str) -> io::Result<Resolved> {
+        Ok(Resolved::Path(PathBuf::from(p)))
+    }
+
+    fn same(a: io::Result<Resolved>, b: io::Result<Resolved>) {
+        match (a, b) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(a), Err(b)) => assert_eq!(a.raw_os_error(), b.raw_os_error()),
+            (a, b) => panic!("{a:?} != {b:?}"),
+        }
+    }
+
+    #[test]
+    fn relative_and_dots() {
+        let l = HashMap::new();
+        same(r(&l, "/e/proj", "a/b", true), ok("/e/proj/a/b"));
+        same(r(&l, "/e/proj", "./a/../b", true), ok("/e/proj/b"));
+        same(r(&l, "/e/proj", "../../x", true), ok("/x"));
+        same(r(&l, "/e/proj", "/e//x/", true), ok("/e/x"));
+        same(r(&l, "/e", "../../..", true), ok("/"));
+        // A missing directory: the rest is kept lexically.
+        same(r(&l, "/e", "/no/such/../x", true), ok("/no/x"));
+        same(
+            r(&l, "/e", "", true),
+            Err(io::Error::from_raw_os_error(libc::ENOENT)),
+        );
+    }
+
+    #[test]
+    fn symlinks() {
+        let l = HashMap::from([
+            ("/e/proj/out", "/e/home"),
+            ("/e/proj/rel", "../other"),
+            ("/e/proj/file", "/e/etc/passwd"),
+            ("/e/loop", "/e/loop"),
+        ]);
+        // A directory symlink inside the project that points out.
+        same(r(&l, "/e/proj", "out/x", false), ok("/e/home/x"));
+        same(r(&l, "/e/proj", "rel/x", true), ok("/e/other/x"));
+        // The last component: followed or not, as the syscall does.
+        same(r(&l, "/e/proj", "file", true), ok("/e/etc/passwd"));
+        same(r(&l, "/e/proj", "file", false), ok("/e/proj/file"));
+        same(
+            r(&l, "/", "/e/loop/x", true),
+            Err(io::Error::from_raw_os_error(libc::ELOOP)),
+        );
+    }
+
+    #[test]
+    fn proc_self_is_the_target() {
+        let l = HashMap::from([
+            ("/proc/10/fd/3", "/e/home/.bashrc"),
+            ("/proc/10/fd/4", "pipe:[1234]"),
+            ("/proc/10/fd/5", "/memfd:x (deleted)"),
+            ("/proc/10/cwd", "/e/proj"),
+            ("/proc/mounts", "self/mounts"),
+        ]);
+        same(r(&l, "/", "/proc/mounts", true), ok("/proc/10/mounts"));
+        same(r(&l, "/", "/proc/self/fd/3", true), ok("/e/home/.bashrc"));
+        same(r(&l, "/", "/proc/self/cwd/../x", true), ok("/e/x"));
+        same(
+            r(&l, "/", "/proc/thread-self/comm", true),
+            ok("/proc/10/task/11/comm"),
+        );
+        same(
+            r(&l, "/", "/proc/self/fd/4", true),
+            Ok(Resolved::NotAFile("pipe:[1234]".into())),
+        );
+        same(
+            r(&l, "/", "/proc/self/fd/5", true),
+            Ok(Resolved::NotAFile("/memfd:x (deleted)".into())),
+        );
+        // Not followed: unlink("/proc/self/fd/3") names the link, not its target.
+        same(r(&l, "/", "/proc/self/fd/3", false), ok("/proc/10/fd/3"));
+        same(
+            r(&l, "/", "/proc/self/fd/4/x", true),
+            Err(io::Error::from_raw_os_error(libc::ENOTDIR)),
+        );
+    }
+
+    #[test]
+    fn real_file_system() {
+        let dir = std::env::temp_dir().join(format!("hallpass-resolve-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("real")).unwrap();
+        std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
+        let dir = std::fs::canonicalize(&dir).unwrap();
+        let me = Target {
+            tid: std::process::id() as i32,
+            tgid: std::process::id() as i32,
+        };
+        let got = resolve(me, &dir, b"link/new/file", true).unwrap();
+        assert_eq!(got, Resolved::Path(dir.join("real/new/file")));
+        assert_eq!(
+            canonicalize_lenient(&dir.join("link/x")).unwrap(),
+            dir.join("real/x")
+        );
+        let f = std::fs::File::create(dir.join("real/f")).unwrap();
+        use std::os::fd::AsRawFd;
+        assert_eq!(
+            fd_path(me, f.as_raw_fd()).unwrap(),
+            Resolved::Path(dir.join("real/f"))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn proc_pids() {
+        assert_eq!(proc_pid(Path::new("/proc/12/comm")), Some(12));
+        assert_eq!(proc_pid(Path::new("/proc/12")), Some(12));
+        assert_eq!(proc_pid(Path::new("/proc/sys/x")), None);
+        assert_eq!(proc_pid(Path::new("/e/proc/12")), None);
+    }
+}

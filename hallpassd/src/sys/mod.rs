@@ -1,0 +1,3 @@
+//! The daemon's only unsafe code: the seccomp notification ioctls.
+
+pub mod seccomp;

@@ -1,0 +1,14 @@
+//! The wire contract shared by `hallpassd` and its clients: the gRPC service and the control
+//! messages of `hallpass.proto` (generated at build time by protox and tonic-prost-build, so no
+//! system `protoc` is needed), the framing of the control socket, and where the sockets live.
+#![deny(unsafe_code)]
+
+#[allow(clippy::all, missing_docs)]
+pub mod v1 {
+    tonic::include_proto!("hallpass.v1");
+}
+
+pub mod control;
+pub mod paths;
+
+pub use v1::*;
