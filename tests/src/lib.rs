@@ -1,1 +1,288 @@
+//! The end-to-end test kit: a scratch project, home and runtime directory per test, a builder
+//! for the `hallpass` command (as the current user or as an unprivileged one, with or without
+//! the Yama lending path forced), and waiting with a deadline instead of fixed sleeps.
+#![forbid(unsafe_code)]
 
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The unprivileged user the tests run as when they run as root (`.ci/run` creates it).
+pub const TEST_USER: &str = "hptest";
+
+/// Who runs hallpass in a test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Who {
+    /// The user running the tests (root in CI).
+    Me,
+    /// [`TEST_USER`], through setpriv.
+    Unprivileged { uid: u32, gid: u32 },
+}
+
+/// One way to run a session: who, and whether memory reads go through the launcher.
+#[derive(Clone, Copy, Debug)]
+pub struct Variant {
+    pub who: Who,
+    /// `HALLPASS_FORCE_LEND=1`: the Yama path.
+    pub lend: bool,
+}
+
+fn uid_gid_of(user: &str) -> Option<(u32, u32)> {
+    let out = Command::new("id").arg("-u").arg(user).output().ok()?;
+    let gid = Command::new("id").arg("-g").arg(user).output().ok()?;
+    if !out.status.success() || !gid.status.success() {
+        return None;
+    }
+    let n = |o: &Output| String::from_utf8_lossy(&o.stdout).trim().parse().ok();
+    Some((n(&out)?, n(&gid)?))
+}
+
+fn am_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+/// Every variant the tests should cover here: the current user and, when we are root and
+/// [`TEST_USER`] exists, an unprivileged one; each with and without lending. A missing
+/// variant is announced, never silently skipped.
+pub fn variants() -> Vec<Variant> {
+    let mut whos = vec![Who::Me];
+    if am_root() {
+        match uid_gid_of(TEST_USER) {
+            Some((uid, gid)) => whos.push(Who::Unprivileged { uid, gid }),
+            None => eprintln!("SKIP unprivileged variant: user {TEST_USER} does not exist (useradd -M -s /bin/sh {TEST_USER})"),
+        }
+    }
+    whos.into_iter()
+        .flat_map(|who| [Variant { who, lend: false }, Variant { who, lend: true }])
+        .collect()
+}
+
+/// The built binaries, copied once per test process to a directory every user can read, so
+/// the unprivileged user needs no access to the build tree.
+pub fn bin_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        // target/debug/deps/<test> -> target/debug
+        let build = exe.parent().unwrap().parent().unwrap().to_path_buf();
+        let dir = std::env::temp_dir().join(format!("hallpass-test-bin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for name in ["hallpass", "hallpassd", "hp-write"] {
+            let src = build.join(name);
+            assert!(
+                src.exists(),
+                "{} is missing: run `cargo build --workspace` first",
+                src.display()
+            );
+            std::fs::copy(&src, dir.join(name)).unwrap();
+        }
+        dir
+    })
+}
+
+/// The path of a test binary (`hallpass`, `hallpassd`, `hp-write`).
+pub fn bin(name: &str) -> PathBuf {
+    bin_dir().join(name)
+}
+
+/// A scratch world for one test: `home/`, `project/` (the cwd), `run/` (XDG_RUNTIME_DIR),
+/// `outside/`, owned by the variant's user. Stops its daemon and removes itself on drop.
+pub struct Scratch {
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub project: PathBuf,
+    pub runtime: PathBuf,
+    pub outside: PathBuf,
+    pub variant: Variant,
+}
+
+impl Scratch {
+    pub fn new(name: &str, variant: Variant) -> Scratch {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let root = PathBuf::from("/tmp").join(format!("hp-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let s = Scratch {
+            home: root.join("home"),
+            project: root.join("project"),
+            runtime: root.join("run"),
+            outside: root.join("outside"),
+            root,
+            variant,
+        };
+        for d in [&s.root, &s.home, &s.project, &s.runtime, &s.outside] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::set_permissions(&s.runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+        s.chown(&s.root);
+        bin_dir();
+        s
+    }
+
+    /// Gives `path` (recursively) to the variant's user.
+    pub fn chown(&self, path: &Path) {
+        if let Who::Unprivileged { uid, gid } = self.variant.who {
+            let st = Command::new("chown")
+                .arg("-R")
+                .arg(format!("{uid}:{gid}"))
+                .arg(path)
+                .status()
+                .unwrap();
+            assert!(st.success());
+        }
+    }
+
+    /// A command run as the variant's user with this scratch's environment, in the project.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut cmd = match self.variant.who {
+            Who::Me => Command::new(program),
+            Who::Unprivileged { uid, gid } => {
+                let mut c = Command::new("setpriv");
+                c.arg(format!("--reuid={uid}"))
+                    .arg(format!("--regid={gid}"))
+                    .arg("--clear-groups")
+                    .arg("--");
+                c.arg(program);
+                c
+            }
+        };
+        cmd.env_clear()
+            .env(
+                "PATH",
+                format!("{}:/usr/local/bin:/usr/bin:/bin", bin_dir().display()),
+            )
+            .env("HOME", &self.home)
+            .env("XDG_RUNTIME_DIR", &self.runtime)
+            .env("SHELL", "/bin/sh")
+            .env("LANG", "C.UTF-8")
+            .current_dir(&self.project)
+            .stdin(Stdio::null());
+        if self.variant.lend {
+            cmd.env("HALLPASS_FORCE_LEND", "1");
+        }
+        cmd
+    }
+
+    /// `hallpass ARGS...` in the project.
+    pub fn hallpass<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut c = self.command(bin("hallpass"));
+        c.args(args);
+        c
+    }
+
+    /// Runs `hp-write setup DIR` as the variant's user, outside any session.
+    pub fn fixtures(&self, dir: &Path) {
+        let out = run(self.command(bin("hp-write")).arg("setup").arg(dir));
+        assert!(out.status.success(), "setup failed: {}", stderr(&out));
+    }
+
+    /// The parsed lines of a JSON Lines log.
+    pub fn log_lines(&self, path: &Path) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad log line {l:?}: {e}")))
+            .collect()
+    }
+
+    /// `hallpass status --json`, parsed.
+    pub fn status(&self) -> serde_json::Value {
+        let out = run(self.hallpass(["status", "--json"]));
+        assert!(out.status.success(), "status failed: {}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let pid_file = self.runtime.join("hallpass/hallpassd.pid");
+        if let Ok(pid) = std::fs::read_to_string(pid_file) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
+}
+
+/// Runs `cmd` to completion with a deadline of 120 s; panics (after killing it) past that.
+pub fn run(mut cmd: impl std::borrow::BorrowMut<Command>) -> Output {
+    run_with_deadline(cmd.borrow_mut(), Duration::from_secs(120))
+}
+
+pub fn run_with_deadline(cmd: &mut Command, limit: Duration) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("{cmd:?} did not finish within {limit:?}");
+        }
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Polls `cond` every 20 ms until it holds or `limit` passes.
+pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+/// The lines `OP RESULT` of `hp-write run` as pairs.
+pub fn results(out: &Output) -> Vec<(String, String)> {
+    stdout(out)
+        .lines()
+        .filter_map(|l| {
+            l.split_once(' ')
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        })
+        .collect()
+}
+
+/// `(operation, syscall)` for every operation hp-write knows.
+pub fn operations() -> Vec<(String, String)> {
+    let out = run({
+        let mut c = Command::new(bin("hp-write"));
+        c.arg("ops");
+        c
+    });
+    results(&out)
+}
+
+/// `EACCES` as hp-write prints it.
+pub const EACCES: &str = "err 13";

@@ -1,1 +1,619 @@
-fn main() {}
+//! `hp-write`: makes each write-class syscall directly (raw `syscall(2)`, not through what
+//! coreutils happens to call), so the tests can check every one against the filter.
+//!
+//! - `hp-write setup DIR`: creates the fixtures the operations need (run it unsupervised).
+//! - `hp-write run DIR [OP...]`: performs the operations (all by default) on paths in DIR and
+//!   prints one line per operation: `OP ok` or `OP err ERRNO`.
+//! - `hp-write ops`: lists the operations and the syscall each makes.
+//! - `hp-write reads FILE N`: opens FILE read-only N times (openat, open and openat2).
+//! - `hp-write threads DIR N`: N threads each create DIR/t<i> at once; prints `created K`.
+//! - `hp-write touch PATH`: one openat(O_WRONLY|O_CREAT); prints `ok` or `err ERRNO`.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+type Op = (&'static str, &'static str, fn(&Path) -> i64);
+
+fn c(p: &Path) -> CString {
+    CString::new(p.as_os_str().as_bytes()).unwrap()
+}
+
+fn cs(s: &str) -> CString {
+    CString::new(s).unwrap()
+}
+
+/// The result of a raw syscall: its return value, or -errno.
+fn ret(r: libc::c_long) -> i64 {
+    if r < 0 {
+        -i64::from(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    } else {
+        r
+    }
+}
+
+macro_rules! sys {
+    ($nr:expr $(, $a:expr)*) => {
+        // SAFETY: every argument is an integer or a pointer to a live CString or buffer owned by
+        // the calling operation; the kernel validates them like any caller's.
+        ret(unsafe { libc::syscall($nr $(, $a)*) })
+    };
+}
+
+const AT_FDCWD: libc::c_long = libc::AT_FDCWD as libc::c_long;
+const WR_CREAT: libc::c_long = (libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC) as libc::c_long;
+
+fn close_if_fd(r: i64) -> i64 {
+    if r >= 0 {
+        // SAFETY: `r` is a descriptor the syscall just returned to us.
+        unsafe { libc::close(r as i32) };
+        0
+    } else {
+        r
+    }
+}
+
+fn p(d: &Path, name: &str) -> CString {
+    c(&d.join(name))
+}
+
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+#[repr(C)]
+struct XattrArgs {
+    value: u64,
+    size: u32,
+    flags: u32,
+}
+
+const SYS_FCHMODAT2: libc::c_long = 452;
+const SYS_SETXATTRAT: libc::c_long = 463;
+const SYS_REMOVEXATTRAT: libc::c_long = 466;
+const FS_IOC_GETFLAGS: libc::c_ulong = 0x8008_6601;
+const FS_IOC_SETFLAGS: libc::c_ulong = 0x4008_6602;
+
+#[cfg(target_arch = "x86_64")]
+mod legacy {
+    pub const OPEN: libc::c_long = libc::SYS_open;
+    pub const CREAT: libc::c_long = libc::SYS_creat;
+    pub const MKDIR: libc::c_long = libc::SYS_mkdir;
+    pub const RMDIR: libc::c_long = libc::SYS_rmdir;
+    pub const UNLINK: libc::c_long = libc::SYS_unlink;
+    pub const RENAME: libc::c_long = libc::SYS_rename;
+    pub const LINK: libc::c_long = libc::SYS_link;
+    pub const SYMLINK: libc::c_long = libc::SYS_symlink;
+    pub const MKNOD: libc::c_long = libc::SYS_mknod;
+    pub const CHMOD: libc::c_long = libc::SYS_chmod;
+    pub const CHOWN: libc::c_long = libc::SYS_chown;
+    pub const LCHOWN: libc::c_long = libc::SYS_lchown;
+    pub const UTIME: libc::c_long = libc::SYS_utime;
+    pub const UTIMES: libc::c_long = libc::SYS_utimes;
+    pub const FUTIMESAT: libc::c_long = libc::SYS_futimesat;
+}
+
+fn ops() -> Vec<Op> {
+    let mut v: Vec<Op> = vec![
+        ("openat", "openat", |d| {
+            close_if_fd(sys!(
+                libc::SYS_openat,
+                AT_FDCWD,
+                p(d, "openat.new").as_ptr(),
+                WR_CREAT,
+                0o644
+            ))
+        }),
+        ("openat-dirfd", "openat", |d| {
+            let dir = sys!(
+                libc::SYS_openat,
+                AT_FDCWD,
+                c(d).as_ptr(),
+                (libc::O_PATH | libc::O_DIRECTORY) as libc::c_long
+            );
+            if dir < 0 {
+                return dir;
+            }
+            let r = close_if_fd(sys!(
+                libc::SYS_openat,
+                dir,
+                cs("dirfd.new").as_ptr(),
+                WR_CREAT,
+                0o644
+            ));
+            close_if_fd(dir);
+            r
+        }),
+        ("openat-trunc", "openat", |d| {
+            close_if_fd(sys!(
+                libc::SYS_openat,
+                AT_FDCWD,
+                p(d, "trunc.file").as_ptr(),
+                (libc::O_WRONLY | libc::O_TRUNC) as libc::c_long
+            ))
+        }),
+        ("openat-rdwr", "openat", |d| {
+            close_if_fd(sys!(
+                libc::SYS_openat,
+                AT_FDCWD,
+                p(d, "trunc.file").as_ptr(),
+                libc::O_RDWR as libc::c_long
+            ))
+        }),
+        ("openat-tmpfile", "openat", |d| {
+            close_if_fd(sys!(
+                libc::SYS_openat,
+                AT_FDCWD,
+                c(d).as_ptr(),
+                (libc::O_TMPFILE | libc::O_WRONLY) as libc::c_long,
+                0o600
+            ))
+        }),
+        ("openat2", "openat2", |d| {
+            let how = OpenHow {
+                flags: WR_CREAT as u64,
+                mode: 0o644,
+                resolve: 0,
+            };
+            close_if_fd(sys!(
+                libc::SYS_openat2,
+                AT_FDCWD,
+                p(d, "openat2.new").as_ptr(),
+                &how as *const OpenHow,
+                24
+            ))
+        }),
+        ("mkdirat", "mkdirat", |d| {
+            sys!(
+                libc::SYS_mkdirat,
+                AT_FDCWD,
+                p(d, "mkdirat.new").as_ptr(),
+                0o755
+            )
+        }),
+        ("unlinkat", "unlinkat", |d| {
+            sys!(
+                libc::SYS_unlinkat,
+                AT_FDCWD,
+                p(d, "unlinkat.file").as_ptr(),
+                0
+            )
+        }),
+        ("unlinkat-dir", "unlinkat", |d| {
+            sys!(
+                libc::SYS_unlinkat,
+                AT_FDCWD,
+                p(d, "unlinkat.dir").as_ptr(),
+                libc::AT_REMOVEDIR as libc::c_long
+            )
+        }),
+        ("renameat", "renameat", |d| {
+            sys!(
+                libc::SYS_renameat,
+                AT_FDCWD,
+                p(d, "renameat.src").as_ptr(),
+                AT_FDCWD,
+                p(d, "renameat.dst").as_ptr()
+            )
+        }),
+        ("renameat2", "renameat2", |d| {
+            sys!(
+                libc::SYS_renameat2,
+                AT_FDCWD,
+                p(d, "renameat2.src").as_ptr(),
+                AT_FDCWD,
+                p(d, "renameat2.dst").as_ptr(),
+                0
+            )
+        }),
+        ("linkat", "linkat", |d| {
+            sys!(
+                libc::SYS_linkat,
+                AT_FDCWD,
+                p(d, "linkat.src").as_ptr(),
+                AT_FDCWD,
+                p(d, "linkat.dst").as_ptr(),
+                0
+            )
+        }),
+        ("symlinkat", "symlinkat", |d| {
+            sys!(
+                libc::SYS_symlinkat,
+                cs("target").as_ptr(),
+                AT_FDCWD,
+                p(d, "symlinkat.new").as_ptr()
+            )
+        }),
+        ("mknodat", "mknodat", |d| {
+            sys!(
+                libc::SYS_mknodat,
+                AT_FDCWD,
+                p(d, "mknodat.fifo").as_ptr(),
+                (libc::S_IFIFO | 0o644) as libc::c_long,
+                0
+            )
+        }),
+        ("fchmodat", "fchmodat", |d| {
+            sys!(
+                libc::SYS_fchmodat,
+                AT_FDCWD,
+                p(d, "meta.file").as_ptr(),
+                0o600
+            )
+        }),
+        ("fchmodat2", "fchmodat2", |d| {
+            sys!(
+                SYS_FCHMODAT2,
+                AT_FDCWD,
+                p(d, "meta.file").as_ptr(),
+                0o644,
+                0
+            )
+        }),
+        ("fchownat", "fchownat", |d| {
+            // SAFETY: getuid and getgid cannot fail.
+            let (u, g) = unsafe { (libc::getuid(), libc::getgid()) };
+            sys!(
+                libc::SYS_fchownat,
+                AT_FDCWD,
+                p(d, "meta.file").as_ptr(),
+                u as libc::c_long,
+                g as libc::c_long,
+                0
+            )
+        }),
+        ("truncate", "truncate", |d| {
+            sys!(libc::SYS_truncate, p(d, "meta.file").as_ptr(), 0)
+        }),
+        ("utimensat", "utimensat", |d| {
+            sys!(
+                libc::SYS_utimensat,
+                AT_FDCWD,
+                p(d, "meta.file").as_ptr(),
+                0,
+                0
+            )
+        }),
+        ("setxattr", "setxattr", |d| {
+            sys!(
+                libc::SYS_setxattr,
+                p(d, "meta.file").as_ptr(),
+                cs("user.hp").as_ptr(),
+                b"1".as_ptr(),
+                1,
+                0
+            )
+        }),
+        ("lsetxattr", "lsetxattr", |d| {
+            sys!(
+                libc::SYS_lsetxattr,
+                p(d, "meta.file").as_ptr(),
+                cs("user.hp2").as_ptr(),
+                b"1".as_ptr(),
+                1,
+                0
+            )
+        }),
+        ("removexattr", "removexattr", |d| {
+            sys!(
+                libc::SYS_removexattr,
+                p(d, "xattr.file").as_ptr(),
+                cs("user.rm1").as_ptr()
+            )
+        }),
+        ("lremovexattr", "lremovexattr", |d| {
+            sys!(
+                libc::SYS_lremovexattr,
+                p(d, "xattr.file").as_ptr(),
+                cs("user.rm2").as_ptr()
+            )
+        }),
+        ("setxattrat", "setxattrat", |d| {
+            let a = XattrArgs {
+                value: b"1".as_ptr() as u64,
+                size: 1,
+                flags: 0,
+            };
+            sys!(
+                SYS_SETXATTRAT,
+                AT_FDCWD,
+                p(d, "meta.file").as_ptr(),
+                0,
+                cs("user.hp3").as_ptr(),
+                &a as *const XattrArgs,
+                16
+            )
+        }),
+        ("removexattrat", "removexattrat", |d| {
+            sys!(
+                SYS_REMOVEXATTRAT,
+                AT_FDCWD,
+                p(d, "xattr.file").as_ptr(),
+                0,
+                cs("user.rm3").as_ptr()
+            )
+        }),
+        ("bind", "bind", |d| {
+            let s = sys!(
+                libc::SYS_socket,
+                libc::AF_UNIX as libc::c_long,
+                libc::SOCK_STREAM as libc::c_long,
+                0
+            );
+            if s < 0 {
+                return s;
+            }
+            // SAFETY: sockaddr_un is plain data; zero is a valid value.
+            let mut sa: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+            sa.sun_family = libc::AF_UNIX as libc::sa_family_t;
+            let path = d.join("bind.sock");
+            for (i, b) in path.as_os_str().as_bytes().iter().enumerate() {
+                sa.sun_path[i] = *b as libc::c_char;
+            }
+            let r = sys!(
+                libc::SYS_bind,
+                s,
+                &sa as *const libc::sockaddr_un,
+                std::mem::size_of::<libc::sockaddr_un>() as libc::c_long
+            );
+            close_if_fd(s);
+            r
+        }),
+        ("ioctl-setflags", "ioctl", |d| {
+            let fd = sys!(
+                libc::SYS_openat,
+                AT_FDCWD,
+                p(d, "meta.file").as_ptr(),
+                libc::O_RDONLY as libc::c_long
+            );
+            if fd < 0 {
+                return fd;
+            }
+            let mut flags: libc::c_long = 0;
+            sys!(
+                libc::SYS_ioctl,
+                fd,
+                FS_IOC_GETFLAGS,
+                &mut flags as *mut libc::c_long
+            );
+            let r = sys!(
+                libc::SYS_ioctl,
+                fd,
+                FS_IOC_SETFLAGS,
+                &flags as *const libc::c_long
+            );
+            close_if_fd(fd);
+            r
+        }),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend_from_slice(&[
+        (
+            "open",
+            "open",
+            (|d| {
+                close_if_fd(sys!(
+                    legacy::OPEN,
+                    p(d, "open.new").as_ptr(),
+                    WR_CREAT,
+                    0o644
+                ))
+            }) as fn(&Path) -> i64,
+        ),
+        ("creat", "creat", |d| {
+            close_if_fd(sys!(legacy::CREAT, p(d, "creat.new").as_ptr(), 0o644))
+        }),
+        ("mkdir", "mkdir", |d| {
+            sys!(legacy::MKDIR, p(d, "mkdir.new").as_ptr(), 0o755)
+        }),
+        ("rmdir", "rmdir", |d| {
+            sys!(legacy::RMDIR, p(d, "rmdir.dir").as_ptr())
+        }),
+        ("unlink", "unlink", |d| {
+            sys!(legacy::UNLINK, p(d, "unlink.file").as_ptr())
+        }),
+        ("rename", "rename", |d| {
+            sys!(
+                legacy::RENAME,
+                p(d, "rename.src").as_ptr(),
+                p(d, "rename.dst").as_ptr()
+            )
+        }),
+        ("link", "link", |d| {
+            sys!(
+                legacy::LINK,
+                p(d, "link.src").as_ptr(),
+                p(d, "link.dst").as_ptr()
+            )
+        }),
+        ("symlink", "symlink", |d| {
+            sys!(
+                legacy::SYMLINK,
+                cs("target").as_ptr(),
+                p(d, "symlink.new").as_ptr()
+            )
+        }),
+        ("mknod", "mknod", |d| {
+            sys!(
+                legacy::MKNOD,
+                p(d, "mknod.fifo").as_ptr(),
+                (libc::S_IFIFO | 0o644) as libc::c_long,
+                0
+            )
+        }),
+        ("chmod", "chmod", |d| {
+            sys!(legacy::CHMOD, p(d, "meta.file").as_ptr(), 0o644)
+        }),
+        ("chown", "chown", |d| {
+            // SAFETY: getuid and getgid cannot fail.
+            let (u, g) = unsafe { (libc::getuid(), libc::getgid()) };
+            sys!(
+                legacy::CHOWN,
+                p(d, "meta.file").as_ptr(),
+                u as libc::c_long,
+                g as libc::c_long
+            )
+        }),
+        ("lchown", "lchown", |d| {
+            // SAFETY: getuid and getgid cannot fail.
+            let (u, g) = unsafe { (libc::getuid(), libc::getgid()) };
+            sys!(
+                legacy::LCHOWN,
+                p(d, "meta.file").as_ptr(),
+                u as libc::c_long,
+                g as libc::c_long
+            )
+        }),
+        ("utime", "utime", |d| {
+            sys!(legacy::UTIME, p(d, "meta.file").as_ptr(), 0)
+        }),
+        ("utimes", "utimes", |d| {
+            sys!(legacy::UTIMES, p(d, "meta.file").as_ptr(), 0)
+        }),
+        ("futimesat", "futimesat", |d| {
+            sys!(legacy::FUTIMESAT, AT_FDCWD, p(d, "meta.file").as_ptr(), 0)
+        }),
+    ]);
+    v
+}
+
+fn setup(d: &Path) {
+    std::fs::create_dir_all(d).unwrap();
+    for f in [
+        "trunc.file",
+        "unlinkat.file",
+        "unlink.file",
+        "renameat.src",
+        "renameat2.src",
+        "rename.src",
+        "linkat.src",
+        "link.src",
+        "meta.file",
+        "xattr.file",
+    ] {
+        std::fs::write(d.join(f), b"x").unwrap();
+    }
+    for dir in ["rmdir.dir", "unlinkat.dir"] {
+        std::fs::create_dir_all(d.join(dir)).unwrap();
+    }
+    for (i, name) in ["user.rm1", "user.rm2", "user.rm3"].iter().enumerate() {
+        let path = p(d, "xattr.file");
+        let r = sys!(
+            libc::SYS_setxattr,
+            path.as_ptr(),
+            cs(name).as_ptr(),
+            b"1".as_ptr(),
+            1,
+            0
+        );
+        if r < 0 && i == 0 {
+            eprintln!("hp-write: setup: user xattrs unsupported here ({})", -r);
+        }
+    }
+}
+
+fn errname(e: i64) -> String {
+    format!("err {}", -e)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |i: usize| {
+        args.get(i)
+            .cloned()
+            .unwrap_or_else(|| panic!("usage: see the top of hp-write.rs"))
+    };
+    match arg(1).as_str() {
+        "setup" => setup(Path::new(&arg(2))),
+        "ops" => {
+            for (name, syscall, _) in ops() {
+                println!("{name} {syscall}");
+            }
+        }
+        "run" => {
+            let d = PathBuf::from(arg(2));
+            let only: Vec<&String> = args[3..].iter().collect();
+            for (name, _, f) in ops() {
+                if !only.is_empty() && !only.iter().any(|o| *o == name) {
+                    continue;
+                }
+                let r = f(&d);
+                println!(
+                    "{name} {}",
+                    if r >= 0 { "ok".to_string() } else { errname(r) }
+                );
+            }
+        }
+        "reads" => {
+            let f = c(Path::new(&arg(2)));
+            let n: usize = arg(3).parse().unwrap();
+            let mut failed = 0;
+            for _ in 0..n {
+                if close_if_fd(sys!(
+                    libc::SYS_openat,
+                    AT_FDCWD,
+                    f.as_ptr(),
+                    (libc::O_RDONLY | libc::O_CLOEXEC) as libc::c_long
+                )) < 0
+                {
+                    failed += 1;
+                }
+                #[cfg(target_arch = "x86_64")]
+                if close_if_fd(sys!(
+                    legacy::OPEN,
+                    f.as_ptr(),
+                    libc::O_RDONLY as libc::c_long
+                )) < 0
+                {
+                    failed += 1;
+                }
+            }
+            println!("failed {failed}");
+        }
+        "threads" => {
+            let d = PathBuf::from(arg(2));
+            let n: usize = arg(3).parse().unwrap();
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(n));
+            let hs: Vec<_> = (0..n)
+                .map(|i| {
+                    let d = d.clone();
+                    let b = barrier.clone();
+                    std::thread::spawn(move || {
+                        b.wait();
+                        close_if_fd(sys!(
+                            libc::SYS_openat,
+                            AT_FDCWD,
+                            p(&d, &format!("t{i}")).as_ptr(),
+                            WR_CREAT,
+                            0o644
+                        ))
+                    })
+                })
+                .collect();
+            let results: Vec<i64> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+            println!("created {}", results.iter().filter(|r| **r == 0).count());
+            for (i, r) in results.iter().enumerate() {
+                if *r != 0 {
+                    println!("t{i} {}", errname(*r));
+                }
+            }
+        }
+        "touch" => {
+            let r = close_if_fd(sys!(
+                libc::SYS_openat,
+                AT_FDCWD,
+                c(Path::new(&arg(2))).as_ptr(),
+                WR_CREAT,
+                0o644
+            ));
+            println!("{}", if r >= 0 { "ok".to_string() } else { errname(r) });
+        }
+        other => {
+            eprintln!("hp-write: unknown command {other}");
+            std::process::exit(2);
+        }
+    }
+}
