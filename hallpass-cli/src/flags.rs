@@ -7,10 +7,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 const AFTER_HELP: &str = "\
 Examples:
-  hallpass -- copilot                           ask about writes outside the project
-  hallpass --prompt=allow --log=w.jsonl -- make install      audit: allow and log
-  hallpass --prompt=deny -- ./ci-step.sh        unattended: deny what is not allowed
-  hallpass --no-implicit --allow-path ~/.cache/tool -- tool  check declared paths
+  Ask about writes outside the project:   hallpass -- copilot
+  Audit: allow everything, log it:        hallpass --prompt=allow --log=w.jsonl -- make install
+  Unattended: deny what is not allowed:   hallpass --prompt=deny -- ./ci-step.sh
+  Check the paths a tool declares:        hallpass --no-implicit --allow-path ~/.cache/t -- t
 
 Exit status: the command's own, 128+N if a signal N killed it; 125 if hallpass
 itself failed, 126 if the command could not be run, 127 if it was not found,

@@ -7,6 +7,9 @@
 //! - `hp-write ops`: lists the operations and the syscall each makes.
 //! - `hp-write reads FILE N`: opens FILE read-only N times (openat, open and openat2).
 //! - `hp-write threads DIR N`: N threads each create DIR/t<i> at once; prints `created K`.
+//! - `hp-write signals DIR N`: creates DIR/s<i> N times while another thread keeps sending
+//!   the writer SIGURG (with a handler, no SA_RESTART), retrying on EINTR as a Go program
+//!   would; prints `ok K err E eintr X`.
 //! - `hp-write touch PATH`: one openat(O_WRONLY|O_CREAT); prints `ok` or `err ERRNO`.
 
 use std::ffi::CString;
@@ -601,6 +604,7 @@ fn main() {
                 }
             }
         }
+        "signals" => signals(Path::new(&arg(2)), arg(3).parse().unwrap()),
         "touch" => {
             let r = close_if_fd(sys!(
                 libc::SYS_openat,
@@ -616,4 +620,59 @@ fn main() {
             std::process::exit(2);
         }
     }
+}
+
+extern "C" fn on_signal(_: libc::c_int) {}
+
+fn signals(d: &Path, n: usize) {
+    // SAFETY: a zeroed sigaction with a handler that does nothing is valid; installing it
+    // affects only this process.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+        libc::sigaction(libc::SIGURG, &sa, std::ptr::null_mut());
+    }
+    // SAFETY: gettid and getpid cannot fail.
+    let (pid, tid) = unsafe {
+        (
+            libc::getpid(),
+            libc::syscall(libc::SYS_gettid) as libc::pid_t,
+        )
+    };
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = done.clone();
+    let sender = std::thread::spawn(move || {
+        let mut sent = 0u64;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            // SAFETY: tgkill sends a signal with a handler installed above.
+            unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, libc::SIGURG) };
+            sent += 1;
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+        sent
+    });
+    let (mut ok, mut err, mut eintr) = (0, 0, 0);
+    for i in 0..n {
+        let path = p(d, &format!("s{i}"));
+        loop {
+            let r = sys!(libc::SYS_openat, AT_FDCWD, path.as_ptr(), WR_CREAT, 0o644);
+            if r == -i64::from(libc::EINTR) {
+                eintr += 1;
+                continue;
+            }
+            if close_if_fd(r) == 0 {
+                ok += 1;
+            } else {
+                err += 1;
+                if r != -i64::from(libc::EACCES) {
+                    println!("s{i} {}", errname(r));
+                }
+            }
+            break;
+        }
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let sent = sender.join().unwrap();
+    eprintln!("hp-write: sent {sent} signals");
+    println!("ok {ok} err {err} eintr {eintr}");
 }

@@ -1,0 +1,208 @@
+//! The command line: pass-through of stdio, environment and exit status; clear one-line
+//! errors for bad input; flags that are not built yet say so.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use hallpass_tests::*;
+
+fn me() -> Variant {
+    Variant {
+        who: Who::Me,
+        lend: false,
+    }
+}
+
+fn first_line_err(o: &std::process::Output) -> String {
+    stderr(o).lines().next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn exit_status_passes_through() {
+    let s = Scratch::new("exit", me());
+    let out = run(s.hallpass(["--prompt=deny", "--", "sh", "-c", "exit 7"]));
+    assert_eq!(out.status.code(), Some(7));
+    let out = run(s.hallpass(["--prompt=deny", "--", "sh", "-c", "kill -TERM $$"]));
+    assert_eq!(out.status.code(), Some(128 + 15), "a signal death is 128+N");
+    let out = run(s.hallpass(["--prompt=deny", "--", "no-such-command-xyz"]));
+    assert_eq!(out.status.code(), Some(127));
+    assert_eq!(
+        first_line_err(&out),
+        "hallpass: no-such-command-xyz: command not found"
+    );
+    let out = run(s.hallpass(["--prompt=deny", "--", "/etc/passwd"]));
+    assert_eq!(out.status.code(), Some(126));
+    assert!(
+        first_line_err(&out).starts_with("hallpass: cannot run /etc/passwd: Permission denied"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn stdio_and_environment_pass_through() {
+    let s = Scratch::new("stdio", me());
+    let mut cmd = s.hallpass([
+        "--prompt=deny",
+        "--",
+        "sh",
+        "-c",
+        "cat; echo \"$FOO\" >&2; printf '\\000\\377'",
+    ]);
+    cmd.env("FOO", "bar baz")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"line one\nline two\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.stdout, b"line one\nline two\n\x00\xff");
+    assert_eq!(stderr(&out), "bar baz\n");
+    // No command: $SHELL reads its commands from stdin.
+    let mut cmd = s.hallpass(["--prompt=deny"]);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"echo from-the-shell $HALLPASS_SESSION\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        stdout(&out).starts_with("from-the-shell "),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn bad_input_gets_one_clear_line() {
+    let s = Scratch::new("badinput", me());
+    let out = run(s.hallpass(["--bogus", "--", "true"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        first_line_err(&out).contains("unexpected argument '--bogus'"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(s.hallpass(["--prompt=bogus", "--", "true"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("invalid value 'bogus' for '--prompt <MODE>'"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("[possible values: ask, allow, deny, answer, desktop]"));
+    let out = run(s.hallpass([
+        "--prompt=deny",
+        "--log=/nonexistent-dir/w.jsonl",
+        "--",
+        "true",
+    ]));
+    assert_eq!(out.status.code(), Some(125));
+    assert_eq!(first_line_err(&out), "hallpass: cannot open the log file /nonexistent-dir/w.jsonl: No such file or directory (os error 2)");
+    let out = run(s.hallpass(["--prompt=deny", "--log=/", "--", "true"]));
+    assert_eq!(out.status.code(), Some(125));
+    assert!(
+        first_line_err(&out).starts_with("hallpass: cannot open the log file /: "),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn flags_not_built_yet_say_so() {
+    let s = Scratch::new("notyet", me());
+    for (args, want) in [
+        (vec!["--", "true"], "hallpass: --prompt=ask (the default) is not available yet; use --prompt=deny (deny and log) or --prompt=allow (audit)"),
+        (vec!["--prompt=answer", "--", "true"], "hallpass: --prompt=answer is not available yet"),
+        (vec!["--prompt=desktop", "--", "true"], "hallpass: --prompt=desktop is not available yet"),
+        (vec!["--prompt=deny", "--mode=strict", "--", "true"], "hallpass: --mode=strict is not available yet"),
+        (vec!["--prompt=deny", "--wait=all", "--", "true"], "hallpass: --wait=all is not available yet"),
+    ] {
+        let out = run(s.hallpass(&args));
+        assert_eq!(out.status.code(), Some(125), "{args:?}");
+        assert!(first_line_err(&out).starts_with(want), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_daemon_that_cannot_start_is_a_clear_error() {
+    let s = Scratch::new("nodaemon", me());
+    let out = run(s
+        .hallpass(["--prompt=deny", "--", "true"])
+        .env("HALLPASSD", "/nonexistent/hallpassd"));
+    assert_eq!(out.status.code(), Some(125));
+    assert!(
+        first_line_err(&out)
+            .starts_with("hallpass: failed to start the daemon: /nonexistent/hallpassd:"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn garbage_on_the_control_socket_leaves_the_daemon_up() {
+    let s = Scratch::new("garbage", me());
+    assert!(run(s.hallpass(["--prompt=deny", "--", "true"]))
+        .status
+        .success());
+    let sock = s.runtime.join("hallpass/control.sock");
+    for junk in [
+        &b"\xff\xff\xff\xff"[..],
+        b"\x00\x00\x00\x05hello",
+        b"\x00\x00",
+    ] {
+        let mut c = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+        c.write_all(junk).unwrap();
+    }
+    let out = run(s.hallpass(["--prompt=deny", "--", "true"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(s.status()["sessions"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_supervised_process_cannot_open_a_session() {
+    let s = Scratch::new("nested", me());
+    let out = run(s.hallpass([
+        "--prompt=deny",
+        "--",
+        "hallpass",
+        "--prompt=allow",
+        "--",
+        "true",
+    ]));
+    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
+    assert!(
+        first_line_err(&out)
+            .starts_with("hallpass: the daemon refused the session: refused: peer pid"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn help_is_stable() {
+    let out = run(std::process::Command::new(bin("hallpass")).arg("--help"));
+    let got = stdout(&out);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/help.txt");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &got).unwrap();
+    }
+    let want =
+        std::fs::read_to_string(&path).expect("snapshot missing: run with UPDATE_SNAPSHOTS=1");
+    assert_eq!(
+        got, want,
+        "`hallpass --help` changed; if on purpose, rerun with UPDATE_SNAPSHOTS=1"
+    );
+    for line in got.lines() {
+        assert!(line.chars().count() <= 100, "help line too long: {line}");
+    }
+}

@@ -1,0 +1,185 @@
+//! The policy flags end to end: --no-implicit, --allow-path (with ~, relative and
+//! not-yet-existing paths), --deny-path, --allow-tty, and the log's reasons.
+
+use hallpass_tests::*;
+
+fn me() -> Variant {
+    Variant {
+        who: Who::Me,
+        lend: false,
+    }
+}
+
+fn sh(s: &Scratch, flags: &[&str], script: &str) -> std::process::Output {
+    let mut a: Vec<&str> = flags.to_vec();
+    a.extend(["--", "sh", "-c", script]);
+    run(s.hallpass(&a))
+}
+
+#[test]
+fn no_implicit_leaves_only_allow_paths_writable() {
+    for v in variants() {
+        let s = Scratch::new("noimpl", v);
+        let log = s.root.join("w.jsonl");
+        let logf = format!("--log={}", log.display());
+        let script = "hp-write touch ./p; echo tmpdir=${TMPDIR:-unset}; hp-write touch /dev/null";
+        let out = sh(&s, &["--prompt=deny", "--no-implicit", &logf], script);
+        assert_eq!(
+            stdout(&out),
+            "err 13\ntmpdir=unset\nerr 13\n",
+            "{v:?}: {}",
+            stderr(&out)
+        );
+        // Under --no-implicit the project's writes are logged too.
+        let lines = s.log_lines(&log);
+        let project = s.project.join("p");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["path"] == project.to_str().unwrap() && l["reason"] == "unattended"),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["path"] == "/dev/null" && l["decision"] == "deny"),
+            "{lines:?}"
+        );
+
+        // --allow-path /dev/null and a relative path: exactly those become writable, logged `policy`.
+        let out = sh(
+            &s,
+            &[
+                "--prompt=deny",
+                "--no-implicit",
+                "--allow-path=/dev/null",
+                "--allow-path=sub",
+                &logf,
+            ],
+            "hp-write touch /dev/null; mkdir sub && hp-write touch sub/f; hp-write touch ./q",
+        );
+        assert_eq!(stdout(&out), "ok\nok\nerr 13\n", "{v:?}: {}", stderr(&out));
+        assert!(s.project.join("sub/f").exists());
+        let lines = s.log_lines(&log);
+        assert!(lines.iter().any(|l| l["path"] == "/dev/null"
+            && l["decision"] == "allow"
+            && l["reason"] == "policy"));
+    }
+}
+
+#[test]
+fn allow_path_expands_tilde_and_accepts_missing_paths() {
+    let s = Scratch::new("allow", me());
+    // ~/.cache exists, ~/.cache/tool does not yet when the session starts.
+    std::fs::create_dir(s.home.join(".cache")).unwrap();
+    let log = s.root.join("w.jsonl");
+    let out = sh(
+        &s,
+        &["--prompt=deny", "--allow-path=~/.cache/tool", &format!("--log={}", log.display())],
+        "mkdir ~/.cache/tool ~/.cache/tool/x && hp-write touch ~/.cache/tool/x/f; hp-write touch ~/.cache/other",
+    );
+    assert_eq!(stdout(&out), "ok\nerr 13\n", "{}", stderr(&out));
+    assert!(s.home.join(".cache/tool/x/f").exists());
+    let lines = s.log_lines(&log);
+    let allowed = s.home.join(".cache/tool/x/f");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["path"] == allowed.to_str().unwrap() && l["reason"] == "policy"),
+        "{lines:?}"
+    );
+    let denied = s.home.join(".cache/other");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["path"] == denied.to_str().unwrap() && l["reason"] == "unattended"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn deny_path_wins_over_the_project_and_audit() {
+    let s = Scratch::new("deny", me());
+    std::fs::create_dir(s.project.join("secret")).unwrap();
+    let log = s.root.join("w.jsonl");
+    let out = sh(
+        &s,
+        &[
+            "--prompt=allow",
+            "--deny-path=secret",
+            &format!("--log={}", log.display()),
+        ],
+        "hp-write touch secret/k; hp-write touch ok",
+    );
+    assert_eq!(stdout(&out), "err 13\nok\n", "{}", stderr(&out));
+    let lines = s.log_lines(&log);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["reason"], "policy");
+    assert_eq!(lines[0]["decision"], "deny");
+}
+
+#[test]
+fn symlinks_are_decided_on_their_target() {
+    let s = Scratch::new("symlink", me());
+    std::os::unix::fs::symlink(&s.outside, s.project.join("out")).unwrap();
+    std::fs::write(s.outside.join("victim"), "x").unwrap();
+    std::os::unix::fs::symlink(s.outside.join("victim"), s.project.join("file")).unwrap();
+    let out = sh(&s, &["--prompt=deny"], "hp-write touch out/new; hp-write touch file; hp-write touch /proc/self/cwd/via-proc; rm file && echo unlinked");
+    // Through a directory link, through a file link: outside. Through /proc/self: the project.
+    // Removing the link itself is a write in the project.
+    assert_eq!(
+        stdout(&out),
+        "err 13\nerr 13\nok\nunlinked\n",
+        "{}",
+        stderr(&out)
+    );
+    assert!(s.project.join("via-proc").exists());
+    assert!(s.outside.join("victim").exists());
+}
+
+#[test]
+fn hard_links_and_renames_need_both_paths() {
+    let s = Scratch::new("links", me());
+    std::fs::write(s.outside.join("o"), "x").unwrap();
+    std::fs::write(s.project.join("p"), "x").unwrap();
+    let o = s.outside.join("o");
+    let script = format!(
+        "ln {o} ./hard; mv {o} ./moved; mv ./p {out}/p2; echo done",
+        o = o.display(),
+        out = s.outside.display()
+    );
+    let out = sh(&s, &["--prompt=deny"], &script);
+    assert!(stdout(&out).ends_with("done\n"));
+    assert!(
+        !s.project.join("hard").exists(),
+        "a hard link brought an outside file in"
+    );
+    assert!(!s.project.join("moved").exists());
+    assert!(
+        s.project.join("p").exists(),
+        "a rename moved a project file out"
+    );
+}
+
+#[test]
+fn allow_tty_keeps_the_terminal_writable() {
+    // script(1) gives the session a real pseudo-terminal.
+    for (flags, want) in [
+        ("--no-implicit --allow-tty", "ok"),
+        ("--no-implicit", "err 13"),
+        ("", "ok"),
+    ] {
+        let s = Scratch::new("tty", me());
+        let inner = format!(
+            "{} --prompt=deny {flags} -- sh -c 'hp-write touch $(tty)'",
+            bin("hallpass").display()
+        );
+        let out = run(s.command("script").args(["-qec", &inner, "/dev/null"]));
+        let text = stdout(&out);
+        assert!(
+            text.contains(want),
+            "flags {flags:?}: want {want}, got {text:?} {}",
+            stderr(&out)
+        );
+    }
+}
