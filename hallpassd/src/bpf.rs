@@ -197,7 +197,7 @@ pub fn to_bytes(prog: &[SockFilter]) -> Vec<u8> {
 
 /// The inverse of [`to_bytes`]; `None` if the length is not a whole number of instructions.
 pub fn from_bytes(bytes: &[u8]) -> Option<Vec<SockFilter>> {
-    if bytes.len() % 8 != 0 || bytes.is_empty() || bytes.len() / 8 > BPF_MAXINSNS {
+    if !bytes.len().is_multiple_of(8) || bytes.is_empty() || bytes.len() / 8 > BPF_MAXINSNS {
         return None;
     }
     Some(
