@@ -421,6 +421,43 @@ mod tests {
         assert_eq!(expand_tilde(Path::new("a/~"), h), PathBuf::from("a/~"));
     }
 
+    /// A kernel without seccomp user notification fails the filter install with EINVAL.
+    #[test]
+    fn an_old_kernel_gets_a_clear_error() {
+        let f = child_failure(
+            &ChildFailed {
+                stage: STAGE_FILTER,
+                errno: libc::EINVAL,
+            },
+            OsStr::new("x"),
+        );
+        assert_eq!(f.code, 125);
+        assert_eq!(
+            f.message,
+            "cannot install the seccomp filter: Invalid argument (os error 22)\n\
+             hint: hallpass needs Linux 5.9 or newer with seccomp user notification"
+        );
+        let f = child_failure(
+            &ChildFailed {
+                stage: STAGE_FILTER,
+                errno: libc::EBUSY,
+            },
+            OsStr::new("x"),
+        );
+        assert!(f.message.contains("sessions do not nest"));
+        let f = child_failure(
+            &ChildFailed {
+                stage: STAGE_EXEC,
+                errno: libc::EACCES,
+            },
+            OsStr::new("x"),
+        );
+        assert_eq!(
+            (f.code, f.message.as_str()),
+            (126, "cannot run x: Permission denied (os error 13)")
+        );
+    }
+
     #[test]
     fn programs() {
         assert!(search_path(OsStr::new("sh")).is_some());

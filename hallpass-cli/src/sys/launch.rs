@@ -75,7 +75,10 @@ impl Prepared {
         argv_p.push(std::ptr::null());
         let mut env_p: Vec<_> = env.iter().map(|a| a.as_ptr()).collect();
         env_p.push(std::ptr::null());
-        if !filter.len().is_multiple_of(8) || filter.is_empty() || filter.len() / 8 > u16::MAX as usize {
+        if !filter.len().is_multiple_of(8)
+            || filter.is_empty()
+            || filter.len() / 8 > u16::MAX as usize
+        {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "the daemon sent a malformed filter",
