@@ -113,7 +113,9 @@ fn leftovers_fail_closed_after_the_session() {
         // run() returns once the background process has closed our stdout too. With lent
         // memory descriptors execve is supervised as well, so even the exec fails.
         let refused = stdout(&out) == "started\nerr 38\nerr 38\n"
-            || (v.lend && stdout(&out) == "started\n" && stderr(&out).contains("Function not implemented"));
+            || (v.lend
+                && stdout(&out) == "started\n"
+                && stderr(&out).contains("Function not implemented"));
         assert!(refused, "{v:?}: {} {}", stdout(&out), stderr(&out));
         assert!(!s.project.join("late").exists());
         assert!(!s.home.join("late").exists());
