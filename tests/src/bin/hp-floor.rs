@@ -11,8 +11,9 @@
 //! - `HP_FLOOR_REPORT_EXEC=1` also sends `execve`/`execveat`, as hallpass does when it must
 //!   borrow `/proc/PID/mem` from the launcher (Yama `ptrace_scope` 1).
 //!
-//! Exits with CMD's status (128 + signal if it was killed), or 125 if the supervision could not
-//! be set up. See `Documentation/userspace-api/seccomp_filter.rst` and `seccomp_unotify(2)`.
+//! Exits with CMD's status (128 + signal if it was killed), 127 if CMD was not found, 126 if it
+//! could not be run, 125 if the supervision could not be set up. See
+//! `Documentation/userspace-api/seccomp_filter.rst` and `seccomp_unotify(2)`.
 
 use std::ffi::{CString, OsString};
 use std::io;
@@ -231,7 +232,18 @@ unsafe fn child(
     }
     // SAFETY: `argv` is NULL-terminated and its strings live until exec replaces us.
     unsafe { libc::execvp(argv[0], argv.as_ptr()) };
-    die(b"hp-floor: cannot execute the command\n")
+    // SAFETY: reading errno right after the failed call, in this thread.
+    let not_found = unsafe { *libc::__errno_location() } == libc::ENOENT;
+    let msg: &[u8] = if not_found {
+        b"hp-floor: command not found\n"
+    } else {
+        b"hp-floor: cannot execute the command\n"
+    };
+    // SAFETY: `msg` is a valid buffer; write and _exit are async-signal-safe.
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+        libc::_exit(if not_found { 127 } else { 126 })
+    }
 }
 
 /// Sends `fd` over `sock` with `SCM_RIGHTS`, without allocating (safe between fork and exec).
