@@ -70,9 +70,14 @@ impl Memory {
             // only, and a string may end just before an unmapped page.
             let mut remote = [RemoteIoVec { base: 0, len: 0 }; 3];
             let mut n = 0;
-            let (mut at, end) = (addr as usize, addr as usize + buf.len());
+            let efault = || io::Error::from_raw_os_error(libc::EFAULT);
+            let mut at = addr as usize;
+            let end = at.checked_add(buf.len()).ok_or_else(efault)?;
             while at < end && n < remote.len() {
-                let stop = ((at / PAGE) + 1) * PAGE;
+                let stop = (at / PAGE)
+                    .checked_add(1)
+                    .and_then(|p| p.checked_mul(PAGE))
+                    .unwrap_or(end);
                 let stop = stop.min(end);
                 remote[n] = RemoteIoVec {
                     base: at,

@@ -21,6 +21,8 @@ pub enum PeerError {
     OtherUser { pid: i32, uid: u32, me: u32 },
     #[error("peer pid {pid} is supervised by session launcher {launcher}")]
     Supervised { pid: i32, launcher: i32 },
+    #[error("cannot trace the ancestry of peer pid {pid}")]
+    Unknown { pid: i32 },
 }
 
 /// Checks the peer of `stream`; `launchers` are the pids of the live sessions' launchers.
@@ -34,26 +36,29 @@ pub fn check(stream: &UnixStream, launchers: &[i32]) -> Result<Peer, PeerError> 
             me,
         });
     }
-    // Every supervised process descends from its launcher, which is a child subreaper.
-    let mut pid = parent_of(c.pid());
-    let mut hops = 0;
-    while let Some(p) = pid.filter(|&p| p > 1) {
+    // Every supervised process descends from its launcher, which is a child subreaper. An
+    // ancestry we cannot read to the end (a peer that already exited) is refused.
+    let unknown = || PeerError::Unknown { pid: c.pid() };
+    if c.pid() <= 0 {
+        return Err(unknown());
+    }
+    let mut p = parent_of(c.pid()).ok_or_else(unknown)?;
+    for _ in 0..4096 {
+        if p <= 1 {
+            return Ok(Peer {
+                pid: c.pid(),
+                uid: c.uid(),
+            });
+        }
         if launchers.contains(&p) {
             return Err(PeerError::Supervised {
                 pid: c.pid(),
                 launcher: p,
             });
         }
-        hops += 1;
-        if hops > 4096 {
-            break;
-        }
-        pid = parent_of(p);
+        p = parent_of(p).ok_or_else(unknown)?;
     }
-    Ok(Peer {
-        pid: c.pid(),
-        uid: c.uid(),
-    })
+    Err(unknown())
 }
 
 /// The parent of `pid`, from `/proc/PID/stat` (the field after the parenthesised name).

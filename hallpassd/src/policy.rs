@@ -129,6 +129,12 @@ impl Policy {
         }
     }
 
+    /// Whether renaming or removing `path` would move a protected path (a parent directory of
+    /// hallpass's configuration, say): always denied.
+    pub fn holds_protected(&self, path: &Path) -> bool {
+        self.protected.iter().any(|p| p.starts_with(path))
+    }
+
     /// The decision for a syscall that writes several paths (a rename, a link): denied if any
     /// is denied, asked if any is asked, allowed only if all are. Returns the index of the path
     /// that decided, for the log.
@@ -236,6 +242,15 @@ mod tests {
                 assert_eq!(d(&p, path), want, "{path} under {prompt:?}");
             }
         }
+    }
+
+    #[test]
+    fn parents_of_protected_paths() {
+        let p = policy(Prompt::Allow);
+        assert!(p.holds_protected(Path::new("/home/me/.config")));
+        assert!(p.holds_protected(Path::new("/home/me")));
+        assert!(p.holds_protected(Path::new("/home/me/.config/hallpass")));
+        assert!(!p.holds_protected(Path::new("/home/me/.config/other")));
     }
 
     #[test]

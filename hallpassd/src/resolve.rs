@@ -99,6 +99,9 @@ pub fn resolve_with(
     if path.is_empty() {
         return Err(io::Error::from_raw_os_error(libc::ENOENT));
     }
+    // A trailing slash makes the kernel follow the last component even where the syscall
+    // itself would not (lookup_last in fs/namei.c).
+    let follow_last = follow_last || path.last() == Some(&b'/');
     let mut cur = if path[0] == b'/' {
         PathBuf::from("/")
     } else {
@@ -296,6 +299,8 @@ mod tests {
         // The last component: followed or not, as the syscall does.
         same(r(&l, "/e/proj", "file", true), ok("/e/etc/passwd"));
         same(r(&l, "/e/proj", "file", false), ok("/e/proj/file"));
+        // A trailing slash follows even where the syscall would not.
+        same(r(&l, "/e/proj", "out/", false), ok("/e/home"));
         same(
             r(&l, "/", "/e/loop/x", true),
             Err(io::Error::from_raw_os_error(libc::ELOOP)),

@@ -139,7 +139,7 @@ pub fn open(
     }
     let mut implicit_dirs = PathSet::default();
     let mut implicit_files = Vec::new();
-    let mut tmpdir = None;
+    let mut tmp_base = None;
     if !req.no_implicit {
         implicit_dirs.push(canon(&req.cwd)?);
         let base = if req.tmp_base.is_empty() {
@@ -147,9 +147,7 @@ pub fn open(
         } else {
             &req.tmp_base
         };
-        let t = make_tmpdir(&canon(base)?, id)?;
-        implicit_dirs.push(t.clone());
-        tmpdir = Some(t);
+        tmp_base = Some(canon(base)?);
         implicit_files.extend(IMPLICIT_DEVICES.iter().map(PathBuf::from));
     }
     if !req.no_implicit || req.allow_tty {
@@ -162,6 +160,14 @@ pub fn open(
         return Err(SetupError::Refused(format!(
             "Yama ptrace_scope is {scope}: hallpass cannot read the command's syscall arguments; it needs 0 or 1 (sysctl kernel.yama.ptrace_scope=1)"
         )));
+    }
+    // Made last, once nothing can refuse the session any more.
+    let tmpdir = match tmp_base {
+        Some(base) => Some(make_tmpdir(&base, id)?),
+        None => None,
+    };
+    if let Some(t) = &tmpdir {
+        implicit_dirs.push(t.clone());
     }
     let info = Info {
         id,
@@ -405,7 +411,17 @@ impl Supervisor<'_> {
             self.info.allowed.fetch_add(1, Ordering::Relaxed);
             return Reply::Continue;
         }
-        let (decision, reason, i) = self.policy.decide_all(&files);
+        let moves = matches!(
+            syscall,
+            "rename" | "renameat" | "renameat2" | "rmdir" | "unlinkat"
+        );
+        let (decision, reason, i) = match files
+            .iter()
+            .position(|p| moves && self.policy.holds_protected(p))
+        {
+            Some(i) => (Decision::Deny, Reason::Protected, i),
+            None => self.policy.decide_all(&files),
+        };
         let decision = match decision {
             // Nobody can be asked in the modes this daemon runs yet: fail closed.
             Decision::Ask => Decision::Deny,

@@ -157,8 +157,9 @@ pub const OPEN_WRITE_FLAGS: u32 = 0o1 | 0o2 | 0o100 | 0o1000 | 0o20_000_000;
 pub const O_PATH: u32 = 0o10_000_000;
 pub const O_CREAT: u32 = 0o100;
 pub const O_EXCL: u32 = 0o200;
-/// `O_NOFOLLOW` (0o400000 on aarch64, 0o400000 on x86_64 too).
-pub const O_NOFOLLOW: u32 = 0o400_000;
+/// `O_NOFOLLOW` of the native architecture: 0o400000 on x86_64 but 0o100000 on aarch64, where
+/// 0o400000 is `O_LARGEFILE` (which Go and musl set on every open).
+pub const O_NOFOLLOW: u32 = libc::O_NOFOLLOW as u32;
 
 /// ioctl commands that change a file through a descriptor that need not be writable, or that
 /// write into one: `FS_IOC_SETFLAGS` (and its 32-bit form), `FS_IOC_FSSETXATTR`, `FICLONE`,
@@ -403,6 +404,13 @@ pub static TABLE: &[Syscall] = &[
         Some(466),
         Some(466),
         Kind::Paths(&[at_flags(0, 1, 2)]),
+    ),
+    // file_setattr(dfd, path, struct file_attr *, size, at_flags): inode flags by path (6.17).
+    sys(
+        "file_setattr",
+        Some(469),
+        Some(469),
+        Kind::Paths(&[at_flags(0, 1, 4)]),
     ),
     // Metadata by descriptor.
     sys("fchmod", Some(91), Some(52), Kind::FdMeta { fd: 0 }),

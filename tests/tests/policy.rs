@@ -183,3 +183,21 @@ fn allow_tty_keeps_the_terminal_writable() {
         );
     }
 }
+
+/// Regression: renaming a parent of ~/.config/hallpass would have moved the protected
+/// configuration away, since only the path and what is below it were protected.
+#[test]
+fn parents_of_protected_paths_cannot_be_moved() {
+    let s = Scratch::new("protparent", me());
+    std::fs::create_dir_all(s.home.join(".config/hallpass")).unwrap();
+    let out = sh(
+        &s,
+        &[
+            "--prompt=allow",
+            &format!("--allow-path={}", s.home.display()),
+        ],
+        "mv ~/.config ~/.config.old && echo moved; mkdir ~/.config/x && echo made",
+    );
+    assert_eq!(stdout(&out), "made\n", "{}", stderr(&out));
+    assert!(s.home.join(".config/hallpass").is_dir());
+}
