@@ -211,7 +211,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         let _ = waitpid(pid, None);
         return Err(child_failure(&f, &argv[0]));
     }
-    let code = wait_for(pid, &signals, args.wait);
+    let code = wait_for(pid, &signals);
     drop(sock);
     Ok(code)
 }
@@ -295,7 +295,7 @@ fn forwarded_signals() -> SigSet {
 
 /// Waits for the command, reaping orphans we inherit as subreaper, and forwarding the
 /// signals meant for the command. Returns the exit code to pass on.
-fn wait_for(pid: Pid, signals: &SigSet, _wait: WaitArg) -> i32 {
+fn wait_for(pid: Pid, signals: &SigSet) -> i32 {
     // Terminal-generated SIGINT/SIGQUIT already reached the command (same process group).
     let interactive = std::io::IsTerminal::is_terminal(&std::io::stdin());
     let mut code = None;
@@ -313,9 +313,7 @@ fn wait_for(pid: Pid, signals: &SigSet, _wait: WaitArg) -> i32 {
         }
         match signals.wait() {
             Ok(Signal::SIGCHLD) => {}
-            Ok(s @ (Signal::SIGINT | Signal::SIGQUIT)) if interactive => {
-                let _ = s;
-            }
+            Ok(Signal::SIGINT | Signal::SIGQUIT) if interactive => {}
             Ok(s) => {
                 let _ = kill(pid, s);
             }
@@ -339,7 +337,6 @@ fn open_log(p: &Path) -> Result<File, Failure> {
             p.display()
         )));
     }
-    let _ = md.permissions().mode();
     Ok(f)
 }
 

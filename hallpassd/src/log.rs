@@ -3,7 +3,6 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -38,11 +37,6 @@ impl Log {
         line.push(b'\n');
         self.file.write_all(&line)
     }
-}
-
-/// `path` as a string for the log (lossy for names that are not UTF-8).
-pub fn path_str(p: &Path) -> std::borrow::Cow<'_, str> {
-    p.to_string_lossy()
 }
 
 /// Now, as `2026-11-29T11:16:48.123Z`.
