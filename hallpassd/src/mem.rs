@@ -8,8 +8,8 @@
 //!   when it was opened, so the filter then also reports `execve` and the cache entry of a
 //!   thread that execs is dropped.
 //!
-//! Either way the caller must check `SECCOMP_IOCTL_NOTIF_ID_VALID` after reading: only then is
-//! it known that the memory read was the caller's.
+//! Either way, only a `SECCOMP_IOCTL_NOTIF_ID_VALID` check after reading proves that the memory
+//! read was the caller's: the caller makes it before acting on what it read, beyond replying.
 
 use std::collections::HashMap;
 use std::fs::File;

@@ -4,6 +4,7 @@
 //! Order (DESIGN.md, "Policy semantics"): the always-denied set, then `--deny-path`, then
 //! grants (implicit, `--allow-path`), then the prompt mode for the rest.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// What the session does with a write no rule decides.
@@ -57,6 +58,15 @@ impl Reason {
     }
 }
 
+/// Whether `path` is `dir` or below it, comparing whole components (`/a/bc` is not below
+/// `/a/b`). Both are absolute and normalized (no `.`, `..`, `//` or trailing `/`), as
+/// [`crate::resolve`] makes them, so a byte comparison is exact; it runs for every write, and
+/// `Path::starts_with`, which re-parses components, was a visible share of the daemon's time.
+pub fn is_within(path: &Path, dir: &Path) -> bool {
+    let (p, d) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    p.starts_with(d) && (p.len() == d.len() || d == b"/" || p[d.len()] == b'/')
+}
+
 /// A set of paths, each covering itself and everything below it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PathSet(Vec<PathBuf>);
@@ -73,7 +83,7 @@ impl PathSet {
     /// Whether `path` is one of the set or below one. Compares whole components, so `/a/bc` is
     /// not below `/a/b`.
     pub fn covers(&self, path: &Path) -> bool {
-        self.0.iter().any(|p| path.starts_with(p))
+        self.0.iter().any(|p| is_within(path, p))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &PathBuf> {
@@ -132,7 +142,7 @@ impl Policy {
     /// Whether renaming or removing `path` would move a protected path (a parent directory of
     /// hallpass's configuration, say): always denied.
     pub fn holds_protected(&self, path: &Path) -> bool {
-        self.protected.iter().any(|p| p.starts_with(path))
+        self.protected.iter().any(|p| is_within(p, path))
     }
 
     /// The decision for a syscall that writes several paths (a rename, a link): denied if any
@@ -261,6 +271,9 @@ mod tests {
         assert!(!s.covers(Path::new("/a/bc")));
         assert!(!s.covers(Path::new("/a")));
         assert!(PathSet::new(["/".into()]).covers(Path::new("/etc")));
+        assert!(PathSet::new(["/".into()]).covers(Path::new("/")));
+        assert!(!s.covers(Path::new("/a/")));
+        assert!(!s.covers(Path::new("/")));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! The daemon shares the target's root and mount namespace: the filter refuses `chroot`,
 //! `pivot_root`, `setns` and the mount syscalls.
 
-use std::collections::VecDeque;
+use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -102,48 +102,55 @@ pub fn resolve_with(
     // A trailing slash makes the kernel follow the last component even where the syscall
     // itself would not (lookup_last in fs/namei.c).
     let follow_last = follow_last || path.last() == Some(&b'/');
-    let mut cur = if path[0] == b'/' {
-        PathBuf::from("/")
+    // Plain bytes rather than PathBuf and a queue of components: this runs for every write,
+    // and allocating per component showed in the daemon's profile.
+    let mut cur: Vec<u8> = Vec::with_capacity(256);
+    if path[0] == b'/' {
+        cur.push(b'/');
     } else {
-        base.to_path_buf()
-    };
-    let mut pending: VecDeque<OsString> = split(path).collect();
+        cur.extend_from_slice(base.as_os_str().as_bytes());
+    }
+    // What is left to walk is `rest[pos..]`; a symlink's target is put in front of it.
+    let mut rest: Cow<[u8]> = Cow::Borrowed(path);
+    let mut pos = 0;
     let mut links = 0;
-    while let Some(comp) = pending.pop_front() {
-        if comp == "." {
+    while let Some((start, end)) = next_component(&rest, pos) {
+        pos = end;
+        let comp = &rest[start..end];
+        if comp == b"." {
             continue;
         }
-        if comp == ".." {
-            cur.pop();
+        if comp == b".." {
+            pop(&mut cur);
             continue;
         }
-        if cur == Path::new("/proc") {
-            if comp == "self" {
-                cur.push(t.tgid().to_string());
+        if cur == b"/proc" {
+            if comp == b"self" {
+                push(&mut cur, t.tgid().to_string().as_bytes());
                 continue;
             }
-            if comp == "thread-self" {
-                cur.push(format!("{}/task/{}", t.tgid(), t.tid));
+            if comp == b"thread-self" {
+                push(&mut cur, format!("{}/task/{}", t.tgid(), t.tid).as_bytes());
                 continue;
             }
         }
-        cur.push(&comp);
-        let last = pending.is_empty();
+        push(&mut cur, comp);
+        let last = next_component(&rest, pos).is_none();
         if last && !follow_last {
             break;
         }
-        match read_link(&cur) {
+        match read_link(Path::new(OsStr::from_bytes(&cur))) {
             Ok(target) => {
                 links += 1;
                 if links > MAX_LINKS {
                     return Err(io::Error::from_raw_os_error(libc::ELOOP));
                 }
-                cur.pop();
+                pop(&mut cur);
                 let tb = target.as_os_str().as_bytes();
                 // The kernel's names for what is not a file all have a colon (`pipe:[1]`,
                 // `anon_inode:[eventfd]`); /proc's ordinary relative links (`self/mounts`) do
                 // not.
-                if cur.starts_with("/proc")
+                if (cur == b"/proc" || cur.starts_with(b"/proc/"))
                     && (tb.starts_with(b"/memfd:")
                         || (tb.first() != Some(&b'/') && tb.contains(&b':')))
                 {
@@ -155,24 +162,26 @@ pub fn resolve_with(
                     };
                 }
                 if tb.first() == Some(&b'/') {
-                    cur = PathBuf::from("/");
+                    cur.truncate(1);
                 }
-                for c in split(tb).collect::<Vec<_>>().into_iter().rev() {
-                    pending.push_front(c);
-                }
+                let mut next = Vec::with_capacity(tb.len() + 1 + rest.len() - pos);
+                next.extend_from_slice(tb);
+                next.push(b'/');
+                next.extend_from_slice(&rest[pos..]);
+                rest = Cow::Owned(next);
+                pos = 0;
             }
             // Exists and is not a symlink.
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
             // The rest cannot be looked up: keep it as written, as the kernel would create it
             // (or fail on it).
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => {
-                for c in pending.drain(..) {
-                    match c.as_bytes() {
+                while let Some((start, end)) = next_component(&rest, pos) {
+                    pos = end;
+                    match &rest[start..end] {
                         b"." => {}
-                        b".." => {
-                            cur.pop();
-                        }
-                        _ => cur.push(c),
+                        b".." => pop(&mut cur),
+                        c => push(&mut cur, c),
                     }
                 }
                 break;
@@ -180,13 +189,33 @@ pub fn resolve_with(
             Err(e) => return Err(e),
         }
     }
-    Ok(Resolved::Path(cur))
+    Ok(Resolved::Path(PathBuf::from(OsString::from_vec(cur))))
 }
 
-fn split(p: &[u8]) -> impl Iterator<Item = OsString> + '_ {
-    p.split(|&b| b == b'/')
-        .filter(|c| !c.is_empty())
-        .map(|c| OsString::from_vec(c.to_vec()))
+/// The next component of `p` at or after `pos`, as a range: slashes skipped.
+fn next_component(p: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let start = pos + p.get(pos..)?.iter().position(|&b| b != b'/')?;
+    let end = p[start..]
+        .iter()
+        .position(|&b| b == b'/')
+        .map_or(p.len(), |i| start + i);
+    Some((start, end))
+}
+
+/// `cur` without its last component; `/` stays `/`.
+fn pop(cur: &mut Vec<u8>) {
+    match cur.iter().rposition(|&b| b == b'/') {
+        Some(0) | None => cur.truncate(1),
+        Some(i) => cur.truncate(i),
+    }
+}
+
+/// `cur` with `comp` appended as one or more components.
+fn push(cur: &mut Vec<u8>, comp: &[u8]) {
+    if cur.last() != Some(&b'/') {
+        cur.push(b'/');
+    }
+    cur.extend_from_slice(comp);
 }
 
 /// Makes a user-given path (a flag value) absolute and resolves what exists of it, so it

@@ -352,10 +352,11 @@ impl Supervisor<'_> {
         info.notifications.fetch_add(1, Ordering::Relaxed);
         let tid = n.pid as i32;
         let op = self.decoder.decode(n, &mut self.mem, &mut self.lender);
-        // Only now is it known that the memory we read was the caller's.
-        if !seccomp::id_valid(listener, n.id) {
-            return;
-        }
+        // Only a valid notification proves that the memory read was the caller's. The kernel
+        // refuses a reply to one that died meanwhile (ENOENT), so a silent answer needs no
+        // check; anything with an effect beyond the reply (a log line) checks first. This saves
+        // an ioctl on the hot path: a write inside the project.
+        let valid = || seccomp::id_valid(listener, n.id);
         let reply = match op {
             Ok(Op::Pass { exec }) => {
                 if exec {
@@ -368,8 +369,14 @@ impl Supervisor<'_> {
                 info.denied.fetch_add(1, Ordering::Relaxed);
                 Reply::Fail(e)
             }
-            Ok(Op::Write { syscall, paths }) => self.decide(tid, syscall, &paths),
+            Ok(Op::Write { syscall, paths }) => match self.decide(tid, syscall, &paths, &valid) {
+                Some(r) => r,
+                None => return,
+            },
             Err(e) => {
+                if !valid() {
+                    return;
+                }
                 let syscall = match &e {
                     crate::decode::DecodeError::Read { syscall, .. }
                     | crate::decode::DecodeError::Unsupported { syscall, .. } => syscall,
@@ -397,7 +404,15 @@ impl Supervisor<'_> {
         }
     }
 
-    fn decide(&mut self, tid: i32, syscall: &'static str, paths: &[Resolved]) -> Reply {
+    /// The answer to a write; `None` when the notification turned out dead before its log
+    /// line was written.
+    fn decide(
+        &mut self,
+        tid: i32,
+        syscall: &'static str,
+        paths: &[Resolved],
+        valid: &dyn Fn() -> bool,
+    ) -> Option<Reply> {
         let mut files: Vec<&Path> = Vec::with_capacity(paths.len());
         for r in paths {
             match r {
@@ -409,7 +424,7 @@ impl Supervisor<'_> {
         }
         if files.is_empty() {
             self.info.allowed.fetch_add(1, Ordering::Relaxed);
-            return Reply::Continue;
+            return Some(Reply::Continue);
         }
         let moves = matches!(
             syscall,
@@ -428,15 +443,18 @@ impl Supervisor<'_> {
             d => d,
         };
         if reason != Reason::Implicit {
+            if !valid() {
+                return None;
+            }
             self.record(tid, syscall, &files[i].to_string_lossy(), decision, reason);
         }
-        if decision == Decision::Allow {
+        Some(if decision == Decision::Allow {
             self.info.allowed.fetch_add(1, Ordering::Relaxed);
             Reply::Continue
         } else {
             self.info.denied.fetch_add(1, Ordering::Relaxed);
             Reply::Fail(libc::EACCES)
-        }
+        })
     }
 
     /// Whether `p` is under the writer's own `/proc/PID/`.
