@@ -12,6 +12,8 @@
 #   BENCH_WARMUP=1       untimed rounds first (they also start the daemon)
 #   BENCH_FLOOR_SYNC=1   also run floor-sync: the floor with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #                        (Linux 6.6; hallpassd sets it too); 0 to skip it
+#   BENCH_FLOOR_READ=1   also run floor-read: floor-sync plus the reads lite mode cannot skip
+#                        (the path argument and the target's cwd); 0 to skip it
 #   BENCH_NO_BUILD=1     skip `cargo build --release` (use what target/release holds)
 #   BENCH_KEEP=1         keep the scratch directory (raw times in times.tsv)
 #
@@ -64,16 +66,18 @@ measure() {
 
     local variants=(native floor hallpass)
     [[ ${BENCH_FLOOR_SYNC:-1} == 1 ]] && variants+=(floor-sync)
+    [[ ${BENCH_FLOOR_SYNC:-1} == 1 && ${BENCH_FLOOR_READ:-1} == 1 ]] && variants+=(floor-read)
     local times=$work/times.tsv
     : >"$times"
 
     # run_one WORKLOAD VARIANT ROUND: times one run; ROUND 0 is a warm-up, not recorded.
     run_one() {
-        local w=$1 v=$2 r=$3 out=out wrap=() sync=0 t0 t1 rc=0
+        local w=$1 v=$2 r=$3 out=out wrap=() sync=0 read=0 t0 t1 rc=0
         case $v in
             native) ;;
             floor) wrap=("$bin/hp-floor" --) ;;
             floor-sync) wrap=("$bin/hp-floor" --) sync=1 ;;
+            floor-read) wrap=("$bin/hp-floor" --) sync=1 read=1 ;;
             hallpass) wrap=("$bin/hallpass" --prompt=deny --) ;;
         esac
         case $w in
@@ -81,12 +85,12 @@ measure() {
                 rm -rf "$out"
                 mkdir "$out"
                 t0=$EPOCHREALTIME
-                HP_FLOOR_SYNC_WAKEUP=$sync "${wrap[@]}" tar xf "$work/data/files.tar" -C "$out" || rc=$?
+                HP_FLOOR_SYNC_WAKEUP=$sync HP_FLOOR_READ=$read "${wrap[@]}" tar xf "$work/data/files.tar" -C "$out" || rc=$?
                 t1=$EPOCHREALTIME
                 ;;
             walk)
                 t0=$EPOCHREALTIME
-                HP_FLOOR_SYNC_WAKEUP=$sync "${wrap[@]}" find "$work/data/tree" -type f -exec cat {} + >/dev/null || rc=$?
+                HP_FLOOR_SYNC_WAKEUP=$sync HP_FLOOR_READ=$read "${wrap[@]}" find "$work/data/tree" -type f -exec cat {} + >/dev/null || rc=$?
                 t1=$EPOCHREALTIME
                 ;;
         esac
@@ -155,6 +159,8 @@ report() {
         printf "untar: added cost per file: floor %.1f us, hallpass %.1f us", (f - n) / nfiles * 1e6, (h - n) / nfiles * 1e6
         if (("untar" SUBSEP "floor-sync") in m)
             printf ", floor-sync %.1f us", (m["untar" SUBSEP "floor-sync"] - n) / nfiles * 1e6
+        if (("untar" SUBSEP "floor-read") in m)
+            printf ", floor-read %.1f us", (m["untar" SUBSEP "floor-read"] - n) / nfiles * 1e6
         print ""
         if (f > n)
             printf "untar: added-cost ratio (hallpass - native) / (floor - native) = %.2f\n", (h - n) / (f - n)
@@ -164,6 +170,14 @@ report() {
             fs = m["untar" SUBSEP "floor-sync"]
             if (fs > n)
                 printf "untar: added-cost ratio (hallpass - native) / (floor-sync - native) = %.2f\n", (h - n) / (fs - n)
+        }
+        if (("untar" SUBSEP "floor-read") in m) {
+            fr = m["untar" SUBSEP "floor-read"]
+            if (fr > n) {
+                printf "untar: added-cost ratio (floor-read - native) / (floor-sync - native) = %.2f", (fr - n) / (fs - n)
+                print " (reading the path and cwd alone)"
+                printf "untar: added-cost ratio (hallpass - native) / (floor-read - native) = %.2f\n", (h - n) / (fr - n)
+            }
         }
         print "       (bar: <= 1.25 against the cheaper floor; hallpassd sets SYNC_WAKE_UP when it can)"
         printf "walk:  hallpass/native %.2f\n", m["walk" SUBSEP "hallpass"] / m["walk" SUBSEP "native"]

@@ -8,6 +8,10 @@
 //!
 //! Environment:
 //! - `HP_FLOOR_SYNC_WAKEUP=1` sets `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (Linux 6.6);
+//! - `HP_FLOOR_READ=1` also does, per notification, the two reads no path-deciding supervisor
+//!   can skip: the path argument (`process_vm_readv`) and, for a relative path, the target's
+//!   cwd (`readlink /proc/TID/cwd`). It decides nothing; it measures the floor of lite mode's
+//!   own work (bench/README.md, "floor-read");
 //! - `HP_FLOOR_REPORT_EXEC=1` also sends `execve`/`execveat`, as hallpass does when it must
 //!   borrow `/proc/PID/mem` from the launcher (Yama `ptrace_scope` 1).
 //!
@@ -22,7 +26,7 @@ use std::os::unix::ffi::OsStringExt;
 
 use hallpassd::bpf::SockFilter;
 use hallpassd::filter::{compile, Coverage, Options};
-use hallpassd::syscalls::Arch;
+use hallpassd::syscalls::{Arch, Kind, Lookup};
 
 /// Our own failures, as opposed to the command's status.
 const EXIT_SETUP: i32 = 125;
@@ -177,7 +181,8 @@ fn main() {
         }
     }
 
-    serve(listener);
+    let read = env_is_1("HP_FLOOR_READ").then(|| Lookup::new(Arch::native()));
+    serve(listener, read.as_ref());
     std::process::exit(wait_child(pid));
 }
 
@@ -320,8 +325,9 @@ fn recv_fd(sock: RawFd) -> io::Result<RawFd> {
     Ok(unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<RawFd>()) })
 }
 
-/// Answers every notification with CONTINUE until no task uses the filter any more (POLLHUP).
-fn serve(listener: RawFd) {
+/// Answers every notification with CONTINUE until no task uses the filter any more (POLLHUP);
+/// with `read`, reads the path argument and the cwd first (`HP_FLOOR_READ`).
+fn serve(listener: RawFd, read: Option<&Lookup>) {
     let mut pfd = libc::pollfd {
         fd: listener,
         events: libc::POLLIN,
@@ -356,6 +362,9 @@ fn serve(listener: RawFd) {
                 _ => fail("SECCOMP_IOCTL_NOTIF_RECV", e),
             }
         }
+        if let Some(lookup) = read {
+            read_path(lookup, &n);
+        }
         let resp = SeccompNotifResp {
             id: n.id,
             val: 0,
@@ -371,6 +380,31 @@ fn serve(listener: RawFd) {
                 fail("SECCOMP_IOCTL_NOTIF_SEND", e);
             }
         }
+    }
+}
+
+/// The reads every path-deciding supervisor makes: the path string, and the cwd it is relative
+/// to. Results are ignored: this is a measurement.
+fn read_path(lookup: &Lookup, n: &SeccompNotif) {
+    let arg = match lookup.get(n.data.nr).map(|sc| &sc.kind) {
+        Some(Kind::Open { path, .. }) | Some(Kind::Openat2 { path, .. }) => *path,
+        Some(Kind::Paths(list)) | Some(Kind::Utimensat(list)) if !list.is_empty() => list[0].path,
+        _ => return,
+    };
+    let mut buf = [0u8; 512];
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: n.data.args[arg as usize] as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: one local iovec over `buf`, which outlives the call; the remote one is only
+    // read by the kernel, in the target, where a bad address is an error, not UB here.
+    let got = unsafe { libc::process_vm_readv(n.pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+    if got > 0 && buf[0] != b'/' {
+        let _ = std::fs::read_link(format!("/proc/{}/cwd", n.pid));
     }
 }
 
