@@ -38,6 +38,38 @@ pub enum Verb {
         #[arg(long)]
         json: bool,
     },
+    /// List, add or remove lasting rules (what [a]lways and [n]ever answers saved).
+    Rules(RulesArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RulesArgs {
+    #[command(subcommand)]
+    pub action: Option<RulesAction>,
+    /// Print JSON instead of a list.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RulesAction {
+    /// List the rules (the default).
+    List,
+    /// Allow writes to PATH and below in every session, without asking.
+    Allow {
+        #[arg(value_name = "PATH")]
+        path: PathBuf,
+    },
+    /// Deny writes to PATH and below in every session, without asking.
+    Deny {
+        #[arg(value_name = "PATH")]
+        path: PathBuf,
+    },
+    /// Remove the rule for PATH.
+    Remove {
+        #[arg(value_name = "PATH")]
+        path: PathBuf,
+    },
 }
 
 /// What `--prompt` does with a write that no rule decides.
@@ -73,6 +105,28 @@ pub enum WaitArg {
     All,
 }
 
+/// `90`, `90s`, `5m`, `1h` → seconds; at least one second.
+pub fn parse_duration(s: &str) -> Result<u32, String> {
+    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u32 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration like 30s, 5m or 1h"))?;
+    let mult = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => return Err(format!("`{s}` is not a duration like 30s, 5m or 1h")),
+    };
+    match n.checked_mul(mult) {
+        Some(0) => Err("the duration must be at least 1s".into()),
+        Some(v) => Ok(v),
+        None => Err(format!("`{s}` is too long")),
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Let the command write PATH and below without asking (repeatable).
@@ -96,6 +150,9 @@ pub struct RunArgs {
     /// When to stop supervising.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = WaitArg::Command)]
     pub wait: WaitArg,
+    /// How long [t] allows a scope when asked: 30s, 5m, 1h.
+    #[arg(long = "allow-for", value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub allow_for: u32,
     /// Append one JSON line per decided write to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,

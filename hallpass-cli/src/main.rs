@@ -1,11 +1,15 @@
 //! `hallpass`: the thin command-line client. Launches commands under supervision and talks to
 //! `hallpassd`; every decision is the daemon's.
 
+mod api;
+mod bar;
 mod daemon;
 mod flags;
+mod rules;
 mod run;
 mod status;
 mod sys;
+mod terminal;
 
 use clap::Parser;
 
@@ -37,6 +41,7 @@ fn main() {
     let cli = flags::Cli::parse();
     let r = match cli.verb {
         Some(flags::Verb::Status { json }) => status::status(json),
+        Some(flags::Verb::Rules(r)) => rules::rules(r),
         None => run::run(cli.run),
     };
     match r {

@@ -5,7 +5,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
@@ -20,12 +20,34 @@ use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 use crate::flags::{ModeArg, PromptArg, RunArgs, WaitArg};
-use crate::sys::launch::{self, ChildFailed, STAGE_EXEC, STAGE_FILTER, STAGE_NO_NEW_PRIVS};
+use crate::sys::launch::{
+    self, ChildFailed, STAGE_EXEC, STAGE_FILTER, STAGE_NO_NEW_PRIVS, STAGE_TTY,
+};
+use crate::sys::pty::{self, RawMode, Size};
+use crate::terminal;
 use crate::Failure;
 
 /// Runs the command; returns its exit status.
 pub fn run(args: RunArgs) -> Result<i32, Failure> {
     not_yet(&args)?;
+    let ask = args.prompt == PromptArg::Ask;
+    // Asking needs a person at a terminal: ours, to draw the bar on and read the keys from.
+    let (pty, size) = if ask {
+        use std::io::IsTerminal;
+        if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+            return Err(Failure::new(
+                "--prompt=ask (the default) needs a terminal, and stdin or stdout is not one; \
+                 use --prompt=deny to deny what is not allowed, or --prompt=allow to allow and log it \
+                 (--prompt=answer and --prompt=desktop, for answering elsewhere, are not available yet)",
+            ));
+        }
+        let size = pty::size_of(std::io::stdin().as_fd()).unwrap_or(Size { rows: 24, cols: 80 });
+        let p = pty::open(size)
+            .map_err(|e| Failure::new(format!("cannot open a pseudo-terminal: {e}")))?;
+        (Some(p), size)
+    } else {
+        (None, Size { rows: 24, cols: 80 })
+    };
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
     let home = home_dir();
@@ -76,7 +98,12 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             .collect(),
         no_implicit: args.no_implicit,
         allow_tty: args.allow_tty,
-        tty_paths: tty_paths(),
+        // The command's terminal is ours (the pty) when asking; otherwise the one it inherits.
+        tty_paths: match &pty {
+            Some(p) => vec![p.path.to_string_lossy().into_owned()],
+            None => tty_paths(),
+        },
+        timed_secs: args.allow_for,
         prompt: match args.prompt {
             PromptArg::Ask => PromptMode::Ask,
             PromptArg::Allow => PromptMode::Allow,
@@ -141,7 +168,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         "HALLPASS_SESSION".into(),
         opened.session_id.to_string().into(),
     ));
-    let prepared = launch::Prepared::new(
+    let mut prepared = launch::Prepared::new(
         program.into_os_string(),
         argv.clone(),
         env,
@@ -149,6 +176,9 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         opened.wait_killable,
     )
     .map_err(|e| Failure::new(e.to_string()))?;
+    if let Some(p) = &pty {
+        prepared.on_terminal(p.follower.as_raw_fd());
+    }
 
     launch::become_subreaper()
         .map_err(|e| Failure::new(format!("cannot become a child subreaper: {e}")))?;
@@ -161,6 +191,8 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
 
     let child = launch::spawn(&prepared).map_err(|e| Failure::new(format!("cannot fork: {e}")))?;
     let pid = Pid::from_raw(child.pid);
+    // The child has its copy of the terminal; ours would keep the pty open after it exits.
+    let leader = pty.map(|p| p.leader);
     let attach = || -> Result<(), Failure> {
         let listener = match launch::recv_listener(&child)
             .map_err(|e| Failure::new(format!("the command's process failed: {e}")))?
@@ -211,7 +243,22 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         let _ = waitpid(pid, None);
         return Err(child_failure(&f, &argv[0]));
     }
-    let code = wait_for(pid, &signals);
+    let code = match leader {
+        None => wait_for(pid, &signals, &|| {}),
+        Some(leader) => {
+            let raw = RawMode::enter(std::io::stdin().as_fd())
+                .map_err(|e| Failure::new(format!("cannot set the terminal to raw mode: {e}")))?;
+            let relay = terminal::start(leader, size, opened.session_id, child.pid)
+                .map_err(|e| Failure::new(format!("cannot relay the terminal: {e}")))?;
+            let code = wait_for(pid, &signals, &|| relay.resize());
+            let outcome = relay.finish();
+            drop(raw);
+            if outcome.stopped {
+                eprintln!("hallpass: session stopped (Ctrl-] s): the command was sent SIGHUP");
+            }
+            code
+        }
+    };
     drop(sock);
     Ok(code)
 }
@@ -219,13 +266,9 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
 /// Flags parsed but not built yet: a clear error, never a silent fallback.
 fn not_yet(args: &RunArgs) -> Result<(), Failure> {
     let msg = match (args.prompt, args.mode, args.wait) {
-        (PromptArg::Ask | PromptArg::Answer | PromptArg::Desktop, _, _) => format!(
-            "--prompt={} is not available yet; use --prompt=deny (deny and log) or --prompt=allow (audit)",
-            match args.prompt {
-                PromptArg::Ask => "ask (the default)",
-                PromptArg::Answer => "answer",
-                _ => "desktop",
-            }
+        (PromptArg::Answer | PromptArg::Desktop, _, _) => format!(
+            "--prompt={} is not available yet; use --prompt=ask (the bar in this terminal), --prompt=deny (deny and log) or --prompt=allow (audit)",
+            if args.prompt == PromptArg::Answer { "answer" } else { "desktop" }
         ),
         (_, ModeArg::Strict, _) => "--mode=strict is not available yet; only --mode=lite works in this version".into(),
         (_, _, WaitArg::All) => "--wait=all is not available yet; hallpass stops supervising when the command exits".into(),
@@ -246,6 +289,7 @@ fn child_failure(f: &ChildFailed, cmd: &OsStr) -> Failure {
             "cannot install the seccomp filter: {e}\nhint: hallpass needs Linux 5.9 or newer with seccomp user notification"
         )),
         STAGE_NO_NEW_PRIVS => Failure::new(format!("cannot set no_new_privs: {e}")),
+        STAGE_TTY => Failure::new(format!("cannot give the command its terminal: {e}")),
         _ => Failure::new("the command's process failed before it could start"),
     }
 }
@@ -283,6 +327,7 @@ fn forwarded_signals() -> SigSet {
     let mut s = SigSet::empty();
     for sig in [
         Signal::SIGCHLD,
+        Signal::SIGWINCH,
         Signal::SIGTERM,
         Signal::SIGHUP,
         Signal::SIGINT,
@@ -294,8 +339,9 @@ fn forwarded_signals() -> SigSet {
 }
 
 /// Waits for the command, reaping orphans we inherit as subreaper, and forwarding the
-/// signals meant for the command. Returns the exit code to pass on.
-fn wait_for(pid: Pid, signals: &SigSet) -> i32 {
+/// signals meant for the command; `resized` runs on SIGWINCH. Returns the exit code to pass
+/// on.
+fn wait_for(pid: Pid, signals: &SigSet, resized: &dyn Fn()) -> i32 {
     // Terminal-generated SIGINT/SIGQUIT already reached the command (same process group).
     let interactive = std::io::IsTerminal::is_terminal(&std::io::stdin());
     let mut code = None;
@@ -313,6 +359,7 @@ fn wait_for(pid: Pid, signals: &SigSet) -> i32 {
         }
         match signals.wait() {
             Ok(Signal::SIGCHLD) => {}
+            Ok(Signal::SIGWINCH) => resized(),
             Ok(Signal::SIGINT | Signal::SIGQUIT) if interactive => {}
             Ok(s) => {
                 let _ = kill(pid, s);
@@ -340,7 +387,7 @@ fn open_log(p: &Path) -> Result<File, Failure> {
     Ok(f)
 }
 
-fn home_dir() -> PathBuf {
+pub fn home_dir() -> PathBuf {
     if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(h);
     }
@@ -352,7 +399,7 @@ fn home_dir() -> PathBuf {
 }
 
 /// `~` and `~/x` become the home directory; `~user` is left alone.
-fn expand_tilde(p: &Path, home: &Path) -> PathBuf {
+pub fn expand_tilde(p: &Path, home: &Path) -> PathBuf {
     let b = p.as_os_str().as_bytes();
     if b == b"~" {
         home.to_path_buf()

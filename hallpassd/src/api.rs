@@ -4,13 +4,50 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+
 use hallpass_proto::hallpass_server::{Hallpass, HallpassServer};
-use hallpass_proto::{SessionStatus, StatusReply, StatusRequest};
+use hallpass_proto::{
+    event, rule, Answer, AnswerReply, AnswerRequest, Event, ListRulesReply, ListRulesRequest, Rule,
+    SessionStatus, StatusReply, StatusRequest, WatchRequest,
+};
 use tokio::net::UnixListener;
-use tokio_stream::StreamExt;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
+use crate::ask::AnswerError;
+use crate::rules::{self, Action, Rules};
 use crate::server::State;
+
+fn rules_reply(store: &rules::Store, r: &Rules) -> ListRulesReply {
+    ListRulesReply {
+        file: store.path().display().to_string(),
+        rules: r
+            .list
+            .iter()
+            .map(|r| Rule {
+                action: match r.action {
+                    Action::Allow => rule::Action::Allow,
+                    Action::Deny => rule::Action::Deny,
+                } as i32,
+                path: r.path.to_string_lossy().into_owned(),
+            })
+            .collect(),
+        error: store.error().map(|e| e.to_string()).unwrap_or_default(),
+    }
+}
+
+/// A rule's path from the wire: absolute, normalized, no `..`.
+fn rule_path(p: &str) -> Result<PathBuf, Status> {
+    if !p.starts_with('/') {
+        return Err(Status::invalid_argument(format!(
+            "the path `{p}` is not absolute"
+        )));
+    }
+    rules::normalize(p).ok_or_else(|| Status::invalid_argument(format!("the path `{p}` has `..`")))
+}
 
 pub struct Api {
     state: Arc<State>,
@@ -18,6 +55,123 @@ pub struct Api {
 
 #[tonic::async_trait]
 impl Hallpass for Api {
+    type WatchStream = Pin<Box<dyn Stream<Item = Result<Event, Status>> + Send>>;
+
+    async fn watch(
+        &self,
+        req: Request<WatchRequest>,
+    ) -> Result<Response<Self::WatchStream>, Status> {
+        let session = req.into_inner().session_id;
+        let (pending, mut rx) = self.state.questions.subscribe(session);
+        let questions = self.state.questions.clone();
+        let (tx, out) = tokio::sync::mpsc::channel::<Result<Event, Status>>(64);
+        tokio::spawn(async move {
+            for q in pending {
+                let e = Event {
+                    kind: Some(event::Kind::Asked(q)),
+                };
+                if tx.send(Ok(e)).await.is_err() {
+                    return;
+                }
+            }
+            loop {
+                let e = match rx.recv().await {
+                    Ok(e) => e,
+                    // Fell behind: start over from the pending list, which is the truth.
+                    Err(RecvError::Lagged(_)) => {
+                        let (again, newer) = questions.subscribe(session);
+                        rx = newer;
+                        for q in again {
+                            let e = Event {
+                                kind: Some(event::Kind::Asked(q)),
+                            };
+                            if tx.send(Ok(e)).await.is_err() {
+                                return;
+                            }
+                        }
+                        continue;
+                    }
+                    Err(RecvError::Closed) => return,
+                };
+                let sid = match &e.kind {
+                    Some(event::Kind::Asked(q)) => q.session_id,
+                    Some(event::Kind::Resolved(r)) => r.session_id,
+                    None => continue,
+                };
+                if (session == 0 || sid == session) && tx.send(Ok(e)).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(out),
+        )))
+    }
+
+    async fn answer(&self, req: Request<AnswerRequest>) -> Result<Response<AnswerReply>, Status> {
+        let req = req.into_inner();
+        let answer = Answer::try_from(req.answer)
+            .map_err(|_| Status::invalid_argument(format!("unknown answer {}", req.answer)))?;
+        let scope = (!req.scope.is_empty()).then(|| PathBuf::from(&req.scope));
+        let questions = self.state.questions.clone();
+        // Saving a rule writes a file: off the async workers.
+        let r =
+            tokio::task::spawn_blocking(move || questions.answer(req.question_id, answer, scope))
+                .await
+                .map_err(|e| Status::internal(e.to_string()))?;
+        match r {
+            Ok(w) => Ok(Response::new(AnswerReply {
+                warning: w.unwrap_or_default(),
+            })),
+            Err(e @ AnswerError::NotPending(_)) => Err(Status::failed_precondition(e.to_string())),
+            Err(e) => Err(Status::invalid_argument(e.to_string())),
+        }
+    }
+
+    async fn list_rules(
+        &self,
+        _req: Request<ListRulesRequest>,
+    ) -> Result<Response<ListRulesReply>, Status> {
+        let store = self.state.questions.rules().clone();
+        store.reload();
+        Ok(Response::new(rules_reply(&store, &store.current())))
+    }
+
+    async fn add_rule(&self, req: Request<Rule>) -> Result<Response<ListRulesReply>, Status> {
+        let r = req.into_inner();
+        let action = match rule::Action::try_from(r.action) {
+            Ok(rule::Action::Allow) => Action::Allow,
+            Ok(rule::Action::Deny) => Action::Deny,
+            _ => return Err(Status::invalid_argument("a rule is `allow` or `deny`")),
+        };
+        let path = rule_path(&r.path)?;
+        if path == Path::new("/") {
+            return Err(Status::invalid_argument(
+                "a rule for / would cover everything",
+            ));
+        }
+        let store = self.state.questions.rules().clone();
+        let st = store.clone();
+        let now = tokio::task::spawn_blocking(move || st.add(rules::Rule { action, path }))
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?
+            .map_err(|e| Status::failed_precondition(e.to_string()))?;
+        Ok(Response::new(rules_reply(&store, &now)))
+    }
+
+    async fn remove_rule(&self, req: Request<Rule>) -> Result<Response<ListRulesReply>, Status> {
+        let path = rule_path(&req.into_inner().path)?;
+        let store = self.state.questions.rules().clone();
+        let st = store.clone();
+        let p = path.clone();
+        let now = tokio::task::spawn_blocking(move || st.remove(&p))
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?
+            .map_err(|e| Status::failed_precondition(e.to_string()))?
+            .ok_or_else(|| Status::not_found(format!("no rule for {}", path.display())))?;
+        Ok(Response::new(rules_reply(&store, &now)))
+    }
+
     async fn status(&self, _req: Request<StatusRequest>) -> Result<Response<StatusReply>, Status> {
         let sessions = self
             .state
@@ -37,6 +191,7 @@ impl Hallpass for Api {
                 denied: s.denied.load(Ordering::Relaxed),
                 passed: s.passed.load(Ordering::Relaxed),
                 age_secs: s.started.elapsed().as_secs(),
+                questions: s.questions.load(Ordering::Relaxed),
             })
             .collect();
         Ok(Response::new(StatusReply {

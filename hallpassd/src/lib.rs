@@ -8,6 +8,7 @@
 //! (`syscalls.rs`).
 
 pub mod api;
+pub mod ask;
 pub mod bpf;
 pub mod decode;
 pub mod filter;
@@ -16,6 +17,8 @@ pub mod mem;
 pub mod peer;
 pub mod policy;
 pub mod resolve;
+pub mod rules;
+pub mod scope;
 pub mod server;
 pub mod session;
 pub mod sys;

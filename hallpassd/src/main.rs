@@ -8,6 +8,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use hallpass_proto::paths;
+use hallpassd::ask::Questions;
+use hallpassd::rules;
 use hallpassd::server::{self, State};
 
 /// The per-user hallpass daemon. `hallpass` starts it when none answers; you rarely run it
@@ -59,7 +61,19 @@ async fn run(args: Args) -> anyhow::Result<()> {
         dir.display()
     );
 
-    let state = Arc::new(State::new(&dir));
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/".into());
+    let rules = Arc::new(rules::Store::open(
+        paths::config_dir(&home).join(paths::RULES_FILE),
+    ));
+    // Edits by hand take effect within this long.
+    rules.watch(Duration::from_millis(500));
+    let questions = Arc::new(Questions::new(rules));
+    // Questions whose process was killed disappear within this long.
+    questions.sweep_every(Duration::from_millis(500));
+    let state = Arc::new(State::new(&dir, questions));
     let st = state.clone();
     std::thread::spawn(move || {
         for conn in control.incoming() {

@@ -1,11 +1,13 @@
 //! The policy: is this resolved path writable, and if not, what happens. Plain functions over
 //! data, no syscalls, so every rule is tested here exhaustively.
 //!
-//! Order (DESIGN.md, "Policy semantics"): the always-denied set, then `--deny-path`, then
-//! grants (implicit, `--allow-path`), then the prompt mode for the rest.
+//! Order (DESIGN.md, "Policy semantics"): the always-denied set, then `--deny-path` and the
+//! lasting "never" rules, then grants (implicit, `--allow-path`, timed answers, lasting
+//! "always" rules), then the prompt mode for the rest.
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// What the session does with a write no rule decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +45,19 @@ pub enum Reason {
     /// The daemon could not tell what would be written (unreadable argument, a process that
     /// vanished): denied, fail closed.
     Unresolved,
+    /// A person allowed this one syscall ([o]).
+    Once,
+    /// A person allowed the scope for a while ([t]), in this session.
+    Timed,
+    /// A lasting "allow" rule: a person answered always ([a]), or `hallpass rules add`.
+    Always,
+    /// A person denied this one syscall ([d]).
+    Denied,
+    /// A lasting "deny" rule: a person answered never ([n]), or `hallpass rules add`.
+    Never,
+    /// The question was still open when its session ended or its process went away: the
+    /// write did not happen.
+    Unanswered,
 }
 
 impl Reason {
@@ -54,6 +69,12 @@ impl Reason {
             Reason::Audit => "audit",
             Reason::Unattended => "unattended",
             Reason::Unresolved => "unresolved",
+            Reason::Once => "once",
+            Reason::Timed => "timed",
+            Reason::Always => "always",
+            Reason::Denied => "denied",
+            Reason::Never => "never",
+            Reason::Unanswered => "unanswered",
         }
     }
 }
@@ -91,6 +112,36 @@ impl PathSet {
     }
 }
 
+/// What people answered before: the lasting rules (every session) and this session's timed
+/// grants, with their expiry.
+#[derive(Clone, Copy, Debug)]
+pub struct Answered<'a> {
+    pub never: &'a PathSet,
+    pub always: &'a PathSet,
+    pub timed: &'a [(PathBuf, Instant)],
+    pub now: Instant,
+}
+
+static NO_PATHS: PathSet = PathSet(Vec::new());
+
+impl Answered<'_> {
+    /// Nothing answered yet.
+    pub fn none() -> Answered<'static> {
+        Answered {
+            never: &NO_PATHS,
+            always: &NO_PATHS,
+            timed: &[],
+            now: Instant::now(),
+        }
+    }
+
+    fn timed_covers(&self, path: &Path) -> bool {
+        self.timed
+            .iter()
+            .any(|(p, until)| *until > self.now && is_within(path, p))
+    }
+}
+
 /// A session's rules, with every path already absolute and resolved.
 #[derive(Clone, Debug)]
 pub struct Policy {
@@ -119,18 +170,27 @@ pub const IMPLICIT_DEVICES: [&str; 7] = [
 
 impl Policy {
     /// The decision for a write to `path` (absolute, resolved as the target sees it).
-    pub fn decide(&self, path: &Path) -> (Decision, Reason) {
+    pub fn decide(&self, path: &Path, answered: &Answered) -> (Decision, Reason) {
         if self.protected.covers(path) {
             return (Decision::Deny, Reason::Protected);
         }
         if self.denied.covers(path) {
             return (Decision::Deny, Reason::Policy);
         }
+        if answered.never.covers(path) {
+            return (Decision::Deny, Reason::Never);
+        }
         if self.implicit_dirs.covers(path) || self.implicit_files.iter().any(|f| f == path) {
             return (Decision::Allow, Reason::Implicit);
         }
         if self.allowed.covers(path) {
             return (Decision::Allow, Reason::Policy);
+        }
+        if answered.timed_covers(path) {
+            return (Decision::Allow, Reason::Timed);
+        }
+        if answered.always.covers(path) {
+            return (Decision::Allow, Reason::Always);
         }
         match self.prompt {
             Prompt::Allow => (Decision::Allow, Reason::Audit),
@@ -148,10 +208,10 @@ impl Policy {
     /// The decision for a syscall that writes several paths (a rename, a link): denied if any
     /// is denied, asked if any is asked, allowed only if all are. Returns the index of the path
     /// that decided, for the log.
-    pub fn decide_all(&self, paths: &[&Path]) -> (Decision, Reason, usize) {
+    pub fn decide_all(&self, paths: &[&Path], answered: &Answered) -> (Decision, Reason, usize) {
         let mut worst = (Decision::Allow, Reason::Implicit, 0);
         for (i, p) in paths.iter().enumerate() {
-            let (d, r) = self.decide(p);
+            let (d, r) = self.decide(p, answered);
             let rank = |d: Decision| match d {
                 Decision::Allow => 0,
                 Decision::Ask => 1,
@@ -190,7 +250,7 @@ mod tests {
     }
 
     fn d(p: &Policy, path: &str) -> (Decision, Reason) {
-        p.decide(Path::new(path))
+        p.decide(Path::new(path), &Answered::none())
     }
 
     #[test]
@@ -277,34 +337,82 @@ mod tests {
     }
 
     #[test]
+    fn answers_rank_with_the_rules() {
+        let p = policy(Prompt::Ask);
+        let never = PathSet::new(["/home/me/proj/gen".into(), "/home/me/.npm".into()]);
+        let always = PathSet::new(["/home/me/.npm/_cacache".into(), "/opt/a".into()]);
+        let now = Instant::now();
+        let timed = [
+            (
+                PathBuf::from("/srv/t"),
+                now + std::time::Duration::from_secs(60),
+            ),
+            (PathBuf::from("/srv/old"), now),
+        ];
+        let a = Answered {
+            never: &never,
+            always: &always,
+            timed: &timed,
+            now,
+        };
+        let d = |path: &str| p.decide(Path::new(path), &a);
+        // "never" beats the project and a more specific "always".
+        assert_eq!(d("/home/me/proj/gen/x"), (Decision::Deny, Reason::Never));
+        assert_eq!(
+            d("/home/me/.npm/_cacache/x"),
+            (Decision::Deny, Reason::Never)
+        );
+        // The always-denied set and --deny-path beat "always".
+        let all = PathSet::new(["/".into()]);
+        let b = Answered { always: &all, ..a };
+        assert_eq!(
+            p.decide(Path::new("/home/me/.config/hallpass/r"), &b),
+            (Decision::Deny, Reason::Protected)
+        );
+        assert_eq!(
+            p.decide(Path::new("/home/me/proj/secret/x"), &b),
+            (Decision::Deny, Reason::Policy)
+        );
+        assert_eq!(d("/home/me/proj/x"), (Decision::Allow, Reason::Implicit));
+        assert_eq!(d("/opt/a/b"), (Decision::Allow, Reason::Always));
+        assert_eq!(d("/srv/t/x"), (Decision::Allow, Reason::Timed));
+        // An expired grant asks again.
+        assert_eq!(d("/srv/old/x"), (Decision::Ask, Reason::Policy));
+        assert_eq!(d("/opt/ab"), (Decision::Ask, Reason::Policy));
+    }
+
+    #[test]
     fn two_paths_take_the_worst() {
         let p = policy(Prompt::Deny);
         let inside = Path::new("/home/me/proj/a");
         let outside = Path::new("/home/me/b");
         let cached = Path::new("/home/me/.cache/tool/c");
         assert_eq!(
-            p.decide_all(&[inside, inside]),
+            p.decide_all(&[inside, inside], &Answered::none()),
             (Decision::Allow, Reason::Implicit, 0)
         );
         assert_eq!(
-            p.decide_all(&[outside, inside]),
+            p.decide_all(&[outside, inside], &Answered::none()),
             (Decision::Deny, Reason::Unattended, 0)
         );
         assert_eq!(
-            p.decide_all(&[inside, outside]),
+            p.decide_all(&[inside, outside], &Answered::none()),
             (Decision::Deny, Reason::Unattended, 1)
         );
         assert_eq!(
-            p.decide_all(&[inside, cached]),
+            p.decide_all(&[inside, cached], &Answered::none()),
             (Decision::Allow, Reason::Policy, 1)
         );
         let p = policy(Prompt::Ask);
         assert_eq!(
-            p.decide_all(&[outside, Path::new("/usr/bin/hallpass")]),
+            p.decide_all(
+                &[outside, Path::new("/usr/bin/hallpass")],
+                &Answered::none()
+            ),
             (Decision::Deny, Reason::Protected, 1)
         );
         assert_eq!(
-            p.decide_all(&[inside, outside]),
+            p.decide_all(&[inside, outside], &Answered::none()),
             (Decision::Ask, Reason::Policy, 1)
         );
     }

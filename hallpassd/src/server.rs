@@ -13,6 +13,7 @@ use hallpass_proto::{
     SessionOpened,
 };
 
+use crate::ask::Questions;
 use crate::filter::{self, Coverage};
 use crate::session::{self, Info, Protected};
 use crate::syscalls::Arch;
@@ -27,10 +28,12 @@ pub struct State {
     protected: Protected,
     /// When the last session ended (or the daemon started).
     idle_since: Mutex<Instant>,
+    /// Pending questions, and the lasting rules.
+    pub questions: Arc<Questions>,
 }
 
 impl State {
-    pub fn new(runtime_dir: &Path) -> State {
+    pub fn new(runtime_dir: &Path, questions: Arc<Questions>) -> State {
         let mut daemon = vec![runtime_dir.to_path_buf()];
         if let Ok(exe) = std::env::current_exe() {
             daemon.push(exe);
@@ -40,6 +43,7 @@ impl State {
             next_id: AtomicU64::new(1),
             protected: Protected { daemon },
             idle_since: Mutex::new(Instant::now()),
+            questions,
         }
     }
 
@@ -117,6 +121,8 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
             _,
         )) => o,
         Ok(_) => return refuse(&sock, "expected OpenSession first".into()),
+        // A client making sure the daemon runs (`hallpass rules`), then hanging up.
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return,
         Err(e) => return eprintln!("hallpassd: control connection from pid {}: {e}", peer.pid),
     };
     let id = state.next_id.fetch_add(1, Ordering::Relaxed);
@@ -220,7 +226,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         "hallpassd: session {id} started: pid {} {:?}",
         attach.pid, info.argv
     );
-    session::supervise(pending, listener, &sock, log);
+    session::supervise(pending, listener, &sock, log, state.questions.clone());
     state.touch();
     eprintln!(
         "hallpassd: session {id} ended: {} notifications, {} allowed, {} denied",

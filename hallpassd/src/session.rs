@@ -7,23 +7,26 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use hallpass_proto::{
     control, control_reply, ControlReply, ControlRequest, LendRequest, OpenSession, PromptMode,
+    Question,
 };
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
+use crate::ask::Questions;
 use crate::decode::{Decoder, Op};
 use crate::log::{now_rfc3339, Log, Record};
 use crate::mem::{Lender, Memory};
-use crate::policy::{Decision, PathSet, Policy, Prompt, Reason, IMPLICIT_DEVICES};
+use crate::policy::{Answered, Decision, PathSet, Policy, Prompt, Reason, IMPLICIT_DEVICES};
 use crate::resolve::{canonicalize_lenient, proc_pid, tgid_of, Resolved};
 use crate::sys::seccomp::{self, Reply};
 use crate::syscalls::Arch;
@@ -44,6 +47,8 @@ pub struct Info {
     pub allowed: AtomicU64,
     pub denied: AtomicU64,
     pub passed: AtomicU64,
+    /// Questions asked (a write no rule decided, in `--prompt=ask`).
+    pub questions: AtomicU64,
 }
 
 /// Why a session could not be opened: one line for the user.
@@ -63,7 +68,13 @@ pub struct Pending {
     pub policy: Policy,
     pub tmpdir: Option<PathBuf>,
     pub lend: bool,
+    /// How long a timed answer ([t]) lasts.
+    pub timed_for: Duration,
+    pub home: PathBuf,
 }
+
+/// Default length of a timed answer ([t]): 5 minutes.
+pub const TIMED_DEFAULT: Duration = Duration::from_secs(300);
 
 /// The paths of hallpass itself that no session may write.
 pub struct Protected {
@@ -95,9 +106,10 @@ pub fn open(
     let prompt = match PromptMode::try_from(req.prompt) {
         Ok(PromptMode::Allow) => Prompt::Allow,
         Ok(PromptMode::Deny) => Prompt::Deny,
-        Ok(PromptMode::Ask) | Ok(PromptMode::Answer) | Ok(PromptMode::Desktop) => {
+        Ok(PromptMode::Ask) => Prompt::Ask,
+        Ok(PromptMode::Answer) | Ok(PromptMode::Desktop) => {
             return Err(SetupError::Refused(
-                "this daemon cannot ask yet: use --prompt=allow or --prompt=deny".into(),
+                "this daemon cannot ask through `hallpass answer` or the desktop yet: use --prompt=ask, allow or deny".into(),
             ))
         }
         _ => {
@@ -183,6 +195,7 @@ pub fn open(
         allowed: AtomicU64::new(0),
         denied: AtomicU64::new(0),
         passed: AtomicU64::new(0),
+        questions: AtomicU64::new(0),
     };
     let policy = Policy {
         protected: prot,
@@ -197,6 +210,11 @@ pub fn open(
         policy,
         tmpdir,
         lend: req.force_lend || scope == 1,
+        timed_for: match req.timed_secs {
+            0 => TIMED_DEFAULT,
+            n => Duration::from_secs(n.into()),
+        },
+        home,
     })
 }
 
@@ -257,28 +275,124 @@ impl Lender for ControlLender<'_> {
     }
 }
 
+/// What a session shares between its supervisor thread and whoever answers its questions.
+pub struct Shared {
+    pub info: Arc<Info>,
+    listener: OwnedFd,
+    log: Mutex<Option<Log>>,
+    /// Timed grants ([t], and [a] when the rules file cannot be written): scope and expiry.
+    timed: Mutex<Vec<(PathBuf, Instant)>>,
+    timed_for: Duration,
+    home: PathBuf,
+}
+
+impl Shared {
+    /// The seccomp listener, to answer the session's notifications from any thread.
+    pub fn listener(&self) -> BorrowedFd<'_> {
+        self.listener.as_fd()
+    }
+
+    pub fn timed_secs(&self) -> u32 {
+        self.timed_for.as_secs().try_into().unwrap_or(u32::MAX)
+    }
+
+    /// Allows `scope` for the timed-answer duration.
+    pub fn grant_for_a_while(&self, scope: PathBuf) {
+        let until = Instant::now() + self.timed_for;
+        let mut t = self.timed.lock().unwrap();
+        let now = Instant::now();
+        t.retain(|(_, u)| *u > now);
+        t.push((scope, until));
+    }
+
+    /// Allows `scope` until the session ends.
+    pub fn grant_for_the_session(&self, scope: PathBuf) {
+        // A century: longer than any session, and no overflow.
+        let until = Instant::now() + Duration::from_secs(100 * 365 * 86_400);
+        self.timed.lock().unwrap().push((scope, until));
+    }
+
+    pub fn count(&self, d: Decision) {
+        match d {
+            Decision::Allow => &self.info.allowed,
+            _ => &self.info.denied,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Writes one log line, if the session has a log.
+    pub fn record(
+        &self,
+        pid: i32,
+        exe: &str,
+        syscall: &str,
+        path: &str,
+        decision: Decision,
+        reason: Reason,
+    ) {
+        let mut log = self.log.lock().unwrap();
+        let Some(log) = log.as_mut() else { return };
+        let rec = Record {
+            time: now_rfc3339(),
+            pid,
+            exe,
+            syscall,
+            path,
+            decision: if decision == Decision::Allow {
+                "allow"
+            } else {
+                "deny"
+            },
+            reason: reason.as_str(),
+        };
+        if let Err(e) = log.write(&rec) {
+            eprintln!("hallpassd: session {}: writing the log: {e}", self.info.id);
+        }
+    }
+}
+
 /// Supervises an attached session until its launcher goes away or nothing is left to
 /// supervise. Runs on its own thread.
-pub fn supervise(p: Pending, listener: OwnedFd, control: &UnixStream, log: Option<File>) {
+pub fn supervise(
+    p: Pending,
+    listener: OwnedFd,
+    control: &UnixStream,
+    log: Option<File>,
+    questions: Arc<Questions>,
+) {
     let Pending {
         info,
         policy,
         tmpdir,
         lend,
+        timed_for,
+        home,
     } = p;
     // Cheaper wake-ups where the kernel has them (6.6); harmless to lack.
     let _ = seccomp::set_sync_wake_up(listener.as_fd());
+    let shared = Arc::new(Shared {
+        info: info.clone(),
+        listener,
+        log: Mutex::new(log.map(Log::new)),
+        timed: Mutex::new(Vec::new()),
+        timed_for,
+        home,
+    });
     let mut s = Supervisor {
-        info: &info,
+        shared: shared.clone(),
+        questions: questions.clone(),
         policy,
         decoder: Decoder::new(Arch::native()),
         mem: Memory::new(lend),
-        log: log.map(Log::new),
         lender: ControlLender(control),
     };
-    s.run(listener.as_fd(), control);
+    s.run(control);
     info.live.store(false, Ordering::Relaxed);
-    drop(listener);
+    // Questions left open are dropped; their processes fail with ENOSYS once the listener
+    // is closed (the last reference goes with them).
+    questions.sweep();
+    drop(s);
+    drop(shared);
     if let Some(t) = tmpdir {
         if let Err(e) = std::fs::remove_dir_all(&t) {
             eprintln!(
@@ -291,16 +405,19 @@ pub fn supervise(p: Pending, listener: OwnedFd, control: &UnixStream, log: Optio
 }
 
 struct Supervisor<'a> {
-    info: &'a Info,
+    shared: Arc<Shared>,
+    questions: Arc<Questions>,
     policy: Policy,
     decoder: Decoder,
     mem: Memory,
-    log: Option<Log>,
     lender: ControlLender<'a>,
 }
 
 impl Supervisor<'_> {
-    fn run(&mut self, listener: std::os::fd::BorrowedFd<'_>, control: &UnixStream) {
+    fn run(&mut self, control: &UnixStream) {
+        let shared = self.shared.clone();
+        let listener = shared.listener();
+        let id = shared.info.id;
         let mut orphaned = false;
         loop {
             let mut fds = [
@@ -315,7 +432,7 @@ impl Supervisor<'_> {
             match poll(n, PollTimeout::NONE) {
                 Err(nix::errno::Errno::EINTR) => continue,
                 Err(e) => {
-                    eprintln!("hallpassd: session {}: poll: {e}", self.info.id);
+                    eprintln!("hallpassd: session {id}: poll: {e}");
                     return;
                 }
                 Ok(_) => {}
@@ -333,10 +450,7 @@ impl Supervisor<'_> {
                         if e.raw_os_error() == Some(libc::ENOENT)
                             || e.raw_os_error() == Some(libc::EINTR) => {}
                     Err(e) => {
-                        eprintln!(
-                            "hallpassd: session {}: receiving a notification: {e}",
-                            self.info.id
-                        );
+                        eprintln!("hallpassd: session {id}: receiving a notification: {e}");
                         return;
                     }
                 }
@@ -347,15 +461,16 @@ impl Supervisor<'_> {
         }
     }
 
-    fn handle(&mut self, listener: std::os::fd::BorrowedFd<'_>, n: &seccomp::Notif) {
-        let info = self.info;
+    fn handle(&mut self, listener: BorrowedFd<'_>, n: &seccomp::Notif) {
+        let shared = self.shared.clone();
+        let info = &*shared.info;
         info.notifications.fetch_add(1, Ordering::Relaxed);
         let tid = n.pid as i32;
         let op = self.decoder.decode(n, &mut self.mem, &mut self.lender);
         // Only a valid notification proves that the memory read was the caller's. The kernel
         // refuses a reply to one that died meanwhile (ENOENT), so a silent answer needs no
-        // check; anything with an effect beyond the reply (a log line) checks first. This saves
-        // an ioctl on the hot path: a write inside the project.
+        // check; anything with an effect beyond the reply (a log line, a question) checks
+        // first. This saves an ioctl on the hot path: a write inside the project.
         let valid = || seccomp::id_valid(listener, n.id);
         let reply = match op {
             Ok(Op::Pass { exec }) => {
@@ -369,10 +484,12 @@ impl Supervisor<'_> {
                 info.denied.fetch_add(1, Ordering::Relaxed);
                 Reply::Fail(e)
             }
-            Ok(Op::Write { syscall, paths }) => match self.decide(tid, syscall, &paths, &valid) {
-                Some(r) => r,
-                None => return,
-            },
+            Ok(Op::Write { syscall, paths }) => {
+                match self.decide(tid, n.id, syscall, &paths, &valid) {
+                    Some(r) => r,
+                    None => return,
+                }
+            }
             Err(e) => {
                 if !valid() {
                     return;
@@ -404,11 +521,12 @@ impl Supervisor<'_> {
         }
     }
 
-    /// The answer to a write; `None` when the notification turned out dead before its log
-    /// line was written.
+    /// The answer to a write; `None` when there is none to send now: the notification died
+    /// before anything was written about it, or it waits for a person.
     fn decide(
         &mut self,
         tid: i32,
+        notif: u64,
         syscall: &'static str,
         paths: &[Resolved],
         valid: &dyn Fn() -> bool,
@@ -422,39 +540,78 @@ impl Supervisor<'_> {
                 _ => {}
             }
         }
+        let shared = &*self.shared;
         if files.is_empty() {
-            self.info.allowed.fetch_add(1, Ordering::Relaxed);
+            shared.count(Decision::Allow);
             return Some(Reply::Continue);
         }
         let moves = matches!(
             syscall,
             "rename" | "renameat" | "renameat2" | "rmdir" | "unlinkat"
         );
-        let (decision, reason, i) = match files
-            .iter()
-            .position(|p| moves && self.policy.holds_protected(p))
-        {
-            Some(i) => (Decision::Deny, Reason::Protected, i),
-            None => self.policy.decide_all(&files),
-        };
-        let decision = match decision {
-            // Nobody can be asked in the modes this daemon runs yet: fail closed.
-            Decision::Ask => Decision::Deny,
-            d => d,
-        };
-        if reason != Reason::Implicit {
-            if !valid() {
-                return None;
+        let rules = self.questions.rules().current();
+        let (decision, reason, i) = {
+            let timed = shared.timed.lock().unwrap();
+            let answered = Answered {
+                never: &rules.never,
+                always: &rules.always,
+                timed: &timed,
+                now: Instant::now(),
+            };
+            match files
+                .iter()
+                .position(|p| moves && self.policy.holds_protected(p))
+            {
+                Some(i) => (Decision::Deny, Reason::Protected, i),
+                None => self.policy.decide_all(&files, &answered),
             }
-            self.record(tid, syscall, &files[i].to_string_lossy(), decision, reason);
+        };
+        if reason == Reason::Implicit {
+            shared.count(decision);
+            return Some(if decision == Decision::Allow {
+                Reply::Continue
+            } else {
+                Reply::Fail(libc::EACCES)
+            });
         }
+        if !valid() {
+            return None;
+        }
+        if decision == Decision::Ask {
+            self.ask(tid, notif, syscall, files[i]);
+            return None;
+        }
+        self.record(tid, syscall, &files[i].to_string_lossy(), decision, reason);
+        shared.count(decision);
         Some(if decision == Decision::Allow {
-            self.info.allowed.fetch_add(1, Ordering::Relaxed);
             Reply::Continue
         } else {
-            self.info.denied.fetch_add(1, Ordering::Relaxed);
             Reply::Fail(libc::EACCES)
         })
+    }
+
+    /// Publishes a question about this write; the notification waits for its answer.
+    fn ask(&self, tid: i32, notif: u64, syscall: &'static str, path: &Path) {
+        let shared = &self.shared;
+        let pid = tgid_of(tid).unwrap_or(tid);
+        let top = shared.info.pid.load(Ordering::Relaxed);
+        let q = Question {
+            id: 0,
+            session_id: shared.info.id,
+            command: shared.info.argv.clone(),
+            pid,
+            name: crate::ask::comm(pid).unwrap_or_default(),
+            exe: exe_of(tid),
+            syscall: syscall.into(),
+            path: path.to_string_lossy().into_owned(),
+            chain: crate::ask::chain(pid, top),
+            scope: crate::scope::suggest(path, &shared.home)
+                .to_string_lossy()
+                .into_owned(),
+            timed_secs: shared.timed_secs(),
+            asked_ms: crate::ask::now_ms(),
+        };
+        self.questions.ask(shared, tid, notif, q);
     }
 
     /// Whether `p` is under the writer's own `/proc/PID/`.
@@ -465,26 +622,16 @@ impl Supervisor<'_> {
         }
     }
 
-    fn record(&mut self, tid: i32, syscall: &str, path: &str, decision: Decision, reason: Reason) {
-        let Some(log) = self.log.as_mut() else { return };
-        let exe = std::fs::read_link(format!("/proc/{tid}/exe"))
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let rec = Record {
-            time: now_rfc3339(),
-            pid: tgid_of(tid).unwrap_or(tid),
-            exe: &exe,
-            syscall,
-            path,
-            decision: if decision == Decision::Allow {
-                "allow"
-            } else {
-                "deny"
-            },
-            reason: reason.as_str(),
-        };
-        if let Err(e) = log.write(&rec) {
-            eprintln!("hallpassd: session {}: writing the log: {e}", self.info.id);
-        }
+    fn record(&self, tid: i32, syscall: &str, path: &str, decision: Decision, reason: Reason) {
+        let pid = tgid_of(tid).unwrap_or(tid);
+        self.shared
+            .record(pid, &exe_of(tid), syscall, path, decision, reason);
     }
+}
+
+/// The executable of thread `tid`, or "" if it cannot be read.
+fn exe_of(tid: i32) -> String {
+    std::fs::read_link(format!("/proc/{tid}/exe"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }

@@ -46,6 +46,9 @@ pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// The lasting rules, in [`config_dir`].
+pub const RULES_FILE: &str = "rules";
+
 /// `$XDG_CONFIG_HOME/hallpass`, or `~/.config/hallpass`.
 pub fn config_dir(home: &Path) -> PathBuf {
     match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {

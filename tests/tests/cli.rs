@@ -117,10 +117,11 @@ fn bad_input_gets_one_clear_line() {
 }
 
 #[test]
-fn flags_not_built_yet_say_so() {
+fn flags_not_built_yet_and_ask_without_a_terminal_say_so() {
     let s = Scratch::new("notyet", me());
     for (args, want) in [
-        (vec!["--", "true"], "hallpass: --prompt=ask (the default) is not available yet; use --prompt=deny (deny and log) or --prompt=allow (audit)"),
+        // Without a terminal (stdin is /dev/null here), asking says what to use instead.
+        (vec!["--", "true"], "hallpass: --prompt=ask (the default) needs a terminal, and stdin or stdout is not one; use --prompt=deny to deny what is not allowed, or --prompt=allow to allow and log it"),
         (vec!["--prompt=answer", "--", "true"], "hallpass: --prompt=answer is not available yet"),
         (vec!["--prompt=desktop", "--", "true"], "hallpass: --prompt=desktop is not available yet"),
         (vec!["--prompt=deny", "--mode=strict", "--", "true"], "hallpass: --mode=strict is not available yet"),

@@ -21,6 +21,7 @@ const SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
 pub const STAGE_NO_NEW_PRIVS: u8 = b'N';
 pub const STAGE_FILTER: u8 = b'F';
 pub const STAGE_EXEC: u8 = b'E';
+pub const STAGE_TTY: u8 = b'T';
 
 /// A control message with room for one descriptor, laid out as `CMSG_SPACE(sizeof(int))`.
 #[repr(C)]
@@ -40,6 +41,8 @@ pub struct Prepared {
     filter: Vec<libc::sock_filter>,
     wait_killable: bool,
     empty_mask: libc::sigset_t,
+    /// The terminal to give the command (a pty follower), or -1 to leave its streams alone.
+    tty: RawFd,
 }
 
 fn cstring(s: OsString) -> io::Result<CString> {
@@ -108,7 +111,14 @@ impl Prepared {
             filter,
             wait_killable,
             empty_mask,
+            tty: -1,
         })
+    }
+
+    /// Runs the command in a session of its own with `tty` as its controlling terminal and
+    /// standard streams. `tty` must stay open until [`spawn`].
+    pub fn on_terminal(&mut self, tty: RawFd) {
+        self.tty = tty;
     }
 }
 
@@ -174,6 +184,18 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
         });
     };
     libc::sigprocmask(libc::SIG_SETMASK, &p.empty_mask, std::ptr::null_mut());
+    if p.tty >= 0 {
+        // A new session, so the terminal can become its controlling one; job control and
+        // ^C then work inside it as they would without us.
+        if libc::setsid() < 0 || libc::ioctl(p.tty, libc::TIOCSCTTY, 0) != 0 {
+            fail(STAGE_TTY);
+        }
+        for fd in 0..3 {
+            if libc::dup2(p.tty, fd) < 0 {
+                fail(STAGE_TTY);
+            }
+        }
+    }
     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         fail(STAGE_NO_NEW_PRIVS);
     }

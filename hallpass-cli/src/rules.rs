@@ -1,0 +1,84 @@
+//! `hallpass rules`: the lasting rules, through the daemon (which owns the file).
+
+use std::path::Path;
+
+use hallpass_proto::{rule, ListRulesReply, ListRulesRequest, Rule};
+
+use crate::api::{client, runtime, say};
+use crate::flags::{RulesAction, RulesArgs};
+use crate::Failure;
+
+pub fn rules(args: RulesArgs) -> Result<i32, Failure> {
+    // The daemon reads and writes the file; start it if it is not running.
+    drop(crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?);
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
+    let abs = |p: &Path| {
+        let p = crate::run::expand_tilde(p, &crate::run::home_dir());
+        cwd.join(p).to_string_lossy().into_owned()
+    };
+    let reply = runtime()?.block_on(async {
+        let mut c = client().await?;
+        let r = match args.action.unwrap_or(RulesAction::List) {
+            RulesAction::List => c.list_rules(ListRulesRequest {}).await,
+            RulesAction::Allow { path } => {
+                c.add_rule(Rule {
+                    action: rule::Action::Allow as i32,
+                    path: abs(&path),
+                })
+                .await
+            }
+            RulesAction::Deny { path } => {
+                c.add_rule(Rule {
+                    action: rule::Action::Deny as i32,
+                    path: abs(&path),
+                })
+                .await
+            }
+            RulesAction::Remove { path } => {
+                c.remove_rule(Rule {
+                    action: 0,
+                    path: abs(&path),
+                })
+                .await
+            }
+        };
+        r.map(|r| r.into_inner())
+            .map_err(|e| Failure::new(format!("rules: {}", say(&e))))
+    })?;
+    print(&reply, args.json);
+    // A broken file is worth a non-zero status even when listing.
+    Ok(if reply.error.is_empty() { 0 } else { 1 })
+}
+
+fn word(action: i32) -> &'static str {
+    match rule::Action::try_from(action) {
+        Ok(rule::Action::Allow) => "allow",
+        Ok(rule::Action::Deny) => "deny",
+        _ => "?",
+    }
+}
+
+fn print(r: &ListRulesReply, json: bool) {
+    if json {
+        let rules: Vec<_> = r
+            .rules
+            .iter()
+            .map(|x| serde_json::json!({"action": word(x.action), "path": x.path}))
+            .collect();
+        let v = serde_json::json!({"file": r.file, "rules": rules, "error": r.error});
+        println!("{v}");
+        return;
+    }
+    if !r.error.is_empty() {
+        eprintln!("hallpass: {}", r.error);
+    }
+    if r.rules.is_empty() {
+        println!("no rules ({})", r.file);
+        return;
+    }
+    println!("# {}", r.file);
+    for x in &r.rules {
+        println!("{} {}", word(x.action), x.path);
+    }
+}

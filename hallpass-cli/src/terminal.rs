@@ -1,0 +1,544 @@
+//! The command's terminal under `--prompt=ask`: the command runs on a pty of ours; we relay
+//! what the user types to it and what it prints to the screen, byte for byte, and keep a
+//! model of the screen (vt100) so that the prompt bar, drawn over the bottom lines while a
+//! question is open, can be taken away leaving exactly what the command drew.
+//!
+//! One thread owns the screen and the bar ([`Relay::run`]); others only feed it events: the
+//! keyboard, the command's output, the daemon's questions, window changes, the command's end.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hallpass_proto::{event, Answer, AnswerRequest, Question, WatchRequest};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use crate::bar;
+use crate::sys::pty::{self, Size};
+
+/// The escape prefix, like telnet's: Ctrl-].
+const ESCAPE: u8 = 0x1d;
+/// How long the command's last output may take to arrive after it exits.
+const DRAIN: Duration = Duration::from_millis(300);
+/// How long processes get to end after `Ctrl-] s` before they are killed.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// What the relay thread reacts to.
+pub enum Event {
+    /// Bytes the user typed.
+    Input(Vec<u8>),
+    /// Bytes the command printed.
+    Output(Vec<u8>),
+    /// The command's side of the pty is closed.
+    OutputEnd,
+    /// Our standard input ended.
+    InputEnd,
+    Asked(Question),
+    /// A question was answered (here or elsewhere) or withdrawn.
+    Resolved(u64),
+    /// A line for the user: an answer that did not apply, the daemon gone.
+    Note(String),
+    /// Our terminal's window changed size.
+    Resize,
+    /// The command exited: show what is left of its output, then stop.
+    Exited,
+}
+
+/// A running relay: feed it events, then [`Handle::finish`].
+pub struct Handle {
+    tx: Sender<Event>,
+    thread: std::thread::JoinHandle<Outcome>,
+}
+
+/// How the relay ended.
+pub struct Outcome {
+    /// The user pressed `Ctrl-] s`.
+    pub stopped: bool,
+}
+
+impl Handle {
+    pub fn resize(&self) {
+        let _ = self.tx.send(Event::Resize);
+    }
+
+    /// Tells the relay the command exited; returns once its output is shown.
+    pub fn finish(self) -> Outcome {
+        let _ = self.tx.send(Event::Exited);
+        self.thread.join().unwrap_or(Outcome { stopped: false })
+    }
+}
+
+/// Starts relaying between our terminal (stdin, stdout) and the pty `leader`, with questions
+/// of `session` shown in the bar. `pgid` is the command's process group (for `Ctrl-] s`).
+pub fn start(leader: OwnedFd, size: Size, session: u64, pgid: i32) -> std::io::Result<Handle> {
+    let (tx, rx) = channel();
+    let to_cmd = spawn_writer(File::from(leader.try_clone()?));
+    spawn_reader(
+        File::from(leader.try_clone()?),
+        tx.clone(),
+        Event::Output,
+        Event::OutputEnd,
+    );
+    let stdin = File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+    spawn_reader(stdin, tx.clone(), Event::Input, Event::InputEnd);
+    let answers = spawn_watcher(session, tx.clone());
+    let relay = Relay {
+        out: std::io::stdout(),
+        leader,
+        model: vt100::Parser::new(nz(size.rows), nz(size.cols), 0),
+        size,
+        shown: None,
+        drawn: 0,
+        queue: VecDeque::new(),
+        notice: None,
+        escape: false,
+        to_cmd,
+        answers,
+        pgid,
+        stopped: false,
+        exited: Arc::new(AtomicBool::new(false)),
+    };
+    // Start from a blank screen that matches the empty model: what was on it scrolls into
+    // the terminal's history instead of being erased.
+    let mut o = std::io::stdout();
+    let _ = write!(
+        o,
+        "\x1b[{};1H{}\x1b[H",
+        size.rows,
+        "\n".repeat(size.rows as usize)
+    );
+    let _ = o.flush();
+    let thread = std::thread::Builder::new()
+        .name("relay".into())
+        .spawn(move || relay.run(rx))?;
+    Ok(Handle { tx, thread })
+}
+
+fn nz(v: u16) -> std::num::NonZeroU16 {
+    std::num::NonZeroU16::new(v).unwrap_or(std::num::NonZeroU16::MIN)
+}
+
+fn spawn_reader(mut from: File, tx: Sender<Event>, wrap: fn(Vec<u8>) -> Event, end: Event) {
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if tx.send(wrap(buf[..n].to_vec())).is_err() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // EIO: no process has the pty's other side open any more.
+                Err(_) => break,
+            }
+        }
+        let _ = tx.send(end);
+    });
+}
+
+/// Writes what the user types to the command from a thread of its own, so a command that
+/// stops reading cannot stall the screen.
+fn spawn_writer(mut to: File) -> Sender<Vec<u8>> {
+    let (tx, rx) = channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        for b in rx {
+            if to.write_all(&b).is_err() {
+                return;
+            }
+        }
+    });
+    tx
+}
+
+/// Follows the session's questions over the API and sends the answers given in the bar.
+fn spawn_watcher(
+    session: u64,
+    tx: Sender<Event>,
+) -> tokio::sync::mpsc::UnboundedSender<AnswerRequest> {
+    let (atx, mut arx) = tokio::sync::mpsc::unbounded_channel::<AnswerRequest>();
+    std::thread::spawn(move || {
+        let Ok(rt) = crate::api::runtime() else {
+            let _ = tx.send(Event::Note(
+                "hallpass: cannot follow questions: no async runtime".into(),
+            ));
+            return;
+        };
+        rt.block_on(async move {
+            let lost = |what: String| Event::Note(format!("hallpass: {what}; writes that need an answer wait"));
+            let mut c = match crate::api::client().await {
+                Ok(c) => c,
+                Err(f) => {
+                    let _ = tx.send(lost(f.message));
+                    return;
+                }
+            };
+            let mut stream = match c.watch(WatchRequest { session_id: session }).await {
+                Ok(s) => s.into_inner(),
+                Err(e) => {
+                    let _ = tx.send(lost(format!("cannot follow questions: {}", crate::api::say(&e))));
+                    return;
+                }
+            };
+            loop {
+                tokio::select! {
+                    m = stream.message() => match m {
+                        Ok(Some(ev)) => {
+                            let e = match ev.kind {
+                                Some(event::Kind::Asked(q)) => Event::Asked(q),
+                                Some(event::Kind::Resolved(r)) => Event::Resolved(r.question_id),
+                                None => continue,
+                            };
+                            if tx.send(e).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(None) => {
+                            let _ = tx.send(lost("the daemon closed the question stream".into()));
+                            return;
+                        }
+                        Err(e) => {
+                            let _ = tx.send(lost(format!("lost the daemon: {}", crate::api::say(&e))));
+                            return;
+                        }
+                    },
+                    a = arx.recv() => {
+                        let Some(req) = a else { return };
+                        match c.answer(req).await {
+                            Ok(r) if !r.get_ref().warning.is_empty() => {
+                                let _ = tx.send(Event::Note(format!("hallpass: {}", r.get_ref().warning)));
+                            }
+                            Ok(_) => {}
+                            // Answered elsewhere first: the bar already moved on.
+                            Err(e) if e.code() == tonic::Code::FailedPrecondition => {}
+                            Err(e) => {
+                                let _ = tx.send(Event::Note(format!("hallpass: the answer was refused: {}", crate::api::say(&e))));
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    });
+    atx
+}
+
+struct Relay {
+    out: std::io::Stdout,
+    leader: OwnedFd,
+    model: vt100::Parser,
+    size: Size,
+    /// While the bar is up: the screen as the terminal shows it under the bar.
+    shown: Option<vt100::Screen>,
+    /// How many bottom rows the bar covers now (0: not drawn).
+    drawn: u16,
+    /// Open questions, oldest first, each with the scope the user has chosen so far.
+    queue: VecDeque<(Question, PathBuf)>,
+    /// A one-line message over the bottom row until the next key (help, a warning).
+    notice: Option<String>,
+    /// `Ctrl-]` was pressed; the next key is for us.
+    escape: bool,
+    to_cmd: Sender<Vec<u8>>,
+    answers: tokio::sync::mpsc::UnboundedSender<AnswerRequest>,
+    pgid: i32,
+    stopped: bool,
+    exited: Arc<AtomicBool>,
+}
+
+impl Relay {
+    fn run(mut self, rx: Receiver<Event>) -> Outcome {
+        let mut deadline: Option<Instant> = None;
+        loop {
+            let ev = match deadline {
+                None => match rx.recv() {
+                    Ok(e) => e,
+                    Err(_) => break,
+                },
+                Some(d) => match rx.recv_timeout(d.saturating_duration_since(Instant::now())) {
+                    Ok(e) => e,
+                    Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
+                },
+            };
+            match ev {
+                Event::Input(b) => self.input(&b),
+                Event::Output(b) => self.output(&b),
+                Event::OutputEnd => {
+                    if deadline.is_some() {
+                        break;
+                    }
+                }
+                Event::Asked(q) => self.asked(q),
+                Event::Resolved(id) => self.resolved(id),
+                Event::InputEnd => {}
+                Event::Note(n) => {
+                    self.notice = Some(n);
+                    self.redraw();
+                }
+                Event::Resize => self.resize(),
+                Event::Exited => {
+                    self.exited.store(true, Ordering::Relaxed);
+                    deadline = Some(Instant::now() + DRAIN);
+                }
+            }
+        }
+        self.leave();
+        Outcome {
+            stopped: self.stopped,
+        }
+    }
+
+    fn write(&mut self, s: &[u8]) {
+        let mut o = self.out.lock();
+        let _ = o.write_all(s);
+        let _ = o.flush();
+    }
+
+    /// What covers the bottom rows now: the notice, or the bar for the oldest question.
+    fn overlay(&self) -> Vec<String> {
+        if let Some(n) = &self.notice {
+            return vec![n.clone()];
+        }
+        match self.queue.front() {
+            Some((q, scope)) => bar::lines(
+                q,
+                scope,
+                self.queue.len() - 1,
+                self.size.rows,
+                self.size.cols,
+            ),
+            None => Vec::new(),
+        }
+    }
+
+    /// Draws the overlay, or takes it away if there is none.
+    fn redraw(&mut self) {
+        let lines = self.overlay();
+        if lines.is_empty() {
+            return self.undraw();
+        }
+        if self.drawn == 0 {
+            self.shown = Some(self.model.screen().clone());
+        }
+        let n = (lines.len() as u16).min(self.size.rows);
+        let mut s = String::from("\x1b[?25l");
+        // Rows the previous, taller overlay covered and this one does not.
+        if self.drawn > n {
+            s.push_str(&self.rows_of_model(self.size.rows - self.drawn, self.size.rows - n));
+        }
+        let top = self.size.rows - n;
+        let w = self.size.cols as usize;
+        for (i, l) in lines.iter().take(n as usize).enumerate() {
+            let pad = w.saturating_sub(l.chars().count());
+            s.push_str(&format!(
+                "\x1b[{};1H\x1b[0m\x1b[7m{l}{}\x1b[0m",
+                top + i as u16 + 1,
+                " ".repeat(pad)
+            ));
+        }
+        self.drawn = n;
+        self.write(s.as_bytes());
+    }
+
+    /// Puts back what the command drew under the overlay, cursor and attributes included.
+    fn undraw(&mut self) {
+        if self.drawn == 0 {
+            return;
+        }
+        let mut s = self.rows_of_model(self.size.rows - self.drawn, self.size.rows);
+        let screen = self.model.screen();
+        s.push_str(&screen.cursor_state_formatted());
+        s.push_str(&screen.attributes_formatted());
+        self.drawn = 0;
+        self.shown = None;
+        self.write(s.as_bytes());
+    }
+
+    /// Escape codes that draw rows `from..to` as the model has them.
+    fn rows_of_model(&self, from: u16, to: u16) -> String {
+        let mut s = String::new();
+        let screen = self.model.screen();
+        for (r, text) in screen.rows_formatted(0, self.size.cols).enumerate() {
+            let r = r as u16;
+            if r >= from && r < to {
+                s.push_str(&format!("\x1b[{};1H\x1b[0m\x1b[2K", r + 1));
+                s.push_str(&text);
+            }
+        }
+        s
+    }
+
+    fn output(&mut self, b: &[u8]) {
+        if self.drawn == 0 {
+            self.write(b);
+            self.model.process(b);
+            return;
+        }
+        // Under the bar, draw only what changed, by position, so nothing scrolls the bar away;
+        // then the bar again on top.
+        self.model.process(b);
+        let diff = match &self.shown {
+            Some(prev) => self.model.screen().contents_diff(prev),
+            None => self.model.screen().contents_formatted(),
+        };
+        self.shown = Some(self.model.screen().clone());
+        self.write(diff.as_bytes());
+        // The rows under the bar may have been overwritten: draw all of it again.
+        self.drawn = 0;
+        self.redraw();
+    }
+
+    fn input(&mut self, bytes: &[u8]) {
+        let mut pass = Vec::with_capacity(bytes.len());
+        // A paste arrives as one chunk; only a lone keypress answers a question.
+        let lone = bytes.len() == 1;
+        for &b in bytes {
+            if self.escape {
+                self.escape = false;
+                match b {
+                    b's' | b'S' => self.stop(),
+                    ESCAPE => pass.push(ESCAPE),
+                    _ => {
+                        self.notice = Some(bar::ESCAPE_HELP.into());
+                        self.redraw();
+                    }
+                }
+                continue;
+            }
+            if b == ESCAPE {
+                self.escape = true;
+                continue;
+            }
+            if self.notice.is_some() {
+                // Any key takes a notice away.
+                self.notice = None;
+                self.redraw();
+                if self.queue.is_empty() {
+                    continue;
+                }
+            }
+            if !self.queue.is_empty() {
+                if lone {
+                    self.bar_key(b);
+                }
+                continue;
+            }
+            pass.push(b);
+        }
+        if !pass.is_empty() {
+            let _ = self.to_cmd.send(pass);
+        }
+    }
+
+    fn bar_key(&mut self, b: u8) {
+        let Some((q, scope)) = self.queue.front_mut() else {
+            return;
+        };
+        let answer = match b {
+            b'o' => Answer::Once,
+            b't' => Answer::Timed,
+            b'a' => Answer::Always,
+            b'd' => Answer::Deny,
+            b'n' => Answer::Never,
+            b'+' | b'=' => {
+                *scope = bar::wider(scope);
+                return self.redraw();
+            }
+            b'-' => {
+                *scope = bar::narrower(scope, Path::new(&q.path));
+                return self.redraw();
+            }
+            _ => return,
+        };
+        let scope = if scope.as_os_str() == q.scope.as_str() {
+            String::new()
+        } else {
+            scope.to_string_lossy().into_owned()
+        };
+        let _ = self.answers.send(AnswerRequest {
+            question_id: q.id,
+            answer: answer as i32,
+            scope,
+        });
+        self.queue.pop_front();
+        self.redraw();
+    }
+
+    fn asked(&mut self, q: Question) {
+        if self.queue.iter().any(|(x, _)| x.id == q.id) {
+            return;
+        }
+        let scope = PathBuf::from(&q.scope);
+        self.queue.push_back((q, scope));
+        self.redraw();
+    }
+
+    fn resolved(&mut self, id: u64) {
+        let before = self.queue.len();
+        self.queue.retain(|(q, _)| q.id != id);
+        if self.queue.len() != before {
+            self.redraw();
+        }
+    }
+
+    fn resize(&mut self) {
+        let Some(size) = pty::size_of(std::io::stdin().as_fd()) else {
+            return;
+        };
+        if size == self.size {
+            return;
+        }
+        let _ = pty::set_size(self.leader.as_fd(), size);
+        self.model
+            .screen_mut()
+            .set_size(nz(size.rows), nz(size.cols));
+        self.size = size;
+        if self.drawn > 0 {
+            // The terminal rearranged what it showed; draw it all from the model, then the
+            // bar where the new bottom is.
+            let full = self.model.screen().contents_formatted();
+            self.write(b"\x1b[0m\x1b[H\x1b[2J");
+            self.write(full.as_bytes());
+            self.shown = Some(self.model.screen().clone());
+            self.drawn = 0;
+            self.redraw();
+        }
+    }
+
+    /// `Ctrl-] s`: ends the command (hang-up, as if the terminal closed), then kills what is
+    /// left after a grace period.
+    fn stop(&mut self) {
+        self.stopped = true;
+        let pg = Pid::from_raw(-self.pgid);
+        let _ = kill(pg, Signal::SIGHUP);
+        let _ = kill(pg, Signal::SIGCONT);
+        let exited = self.exited.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(STOP_GRACE);
+            if !exited.load(Ordering::Relaxed) {
+                let _ = kill(pg, Signal::SIGKILL);
+            }
+        });
+    }
+
+    /// Leaves the terminal usable whatever the command left it in.
+    fn leave(&mut self) {
+        self.notice = None;
+        self.queue.clear();
+        self.undraw();
+        let mut s = String::from("\x1b[0m\x1b[?25h");
+        if self.model.screen().alternate_screen() {
+            s.push_str("\x1b[?1049l");
+        }
+        // Bracketed paste, mouse reporting and application keys off.
+        s.push_str("\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1l\x1b>");
+        self.write(s.as_bytes());
+    }
+}

@@ -1,0 +1,339 @@
+//! Questions: writes that wait for a person. A session's supervisor registers one and goes on
+//! with other notifications; subscribers (the launcher's prompt bar, `hallpass answer`, ...)
+//! see it over the API; the first answer is applied here, from whichever thread brought it:
+//! the grant is recorded, the log line written, and the waiting syscall answered.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use hallpass_proto::{event, Answer, Event, Question, Resolved};
+use tokio::sync::broadcast;
+
+use crate::policy::{is_within, Decision, Reason};
+use crate::rules::{self, Action};
+use crate::session::Shared;
+use crate::sys::seccomp::{self, Reply};
+
+/// Events kept for slow subscribers; one that falls further behind re-reads the pending list.
+const EVENT_BUFFER: usize = 1024;
+
+/// A question and what is needed to answer it.
+struct Pending {
+    question: Question,
+    session: Arc<Shared>,
+    tid: i32,
+    /// The notifications waiting on it: one, or more when the same thread asked again for the
+    /// same write (a syscall restarted after a signal, on kernels without
+    /// `WAIT_KILLABLE_RECV`).
+    notifs: Vec<u64>,
+}
+
+/// Why an answer was not applied.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    #[error("no pending question {0}: it was answered already, or its process went away")]
+    NotPending(u64),
+    #[error("the scope {scope} does not hold {path} (or is /)")]
+    Scope { scope: String, path: String },
+    #[error("no answer given")]
+    NoAnswer,
+}
+
+/// Every pending question of the daemon, and the subscribers' event stream.
+pub struct Questions {
+    pending: Mutex<BTreeMap<u64, Pending>>,
+    next_id: AtomicU64,
+    events: broadcast::Sender<Event>,
+    rules: Arc<rules::Store>,
+}
+
+impl Questions {
+    pub fn new(rules: Arc<rules::Store>) -> Questions {
+        Questions {
+            pending: Mutex::new(BTreeMap::new()),
+            next_id: AtomicU64::new(1),
+            events: broadcast::channel(EVENT_BUFFER).0,
+            rules,
+        }
+    }
+
+    pub fn rules(&self) -> &Arc<rules::Store> {
+        &self.rules
+    }
+
+    /// The pending questions (of `session`, or all for 0) and the events from now on. Subscribe
+    /// first, then list, so nothing falls between the two.
+    pub fn subscribe(&self, session: u64) -> (Vec<Question>, broadcast::Receiver<Event>) {
+        let rx = self.events.subscribe();
+        let list = self
+            .pending
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|p| session == 0 || p.question.session_id == session)
+            .map(|p| p.question.clone())
+            .collect();
+        (list, rx)
+    }
+
+    /// Registers a question for notification `notif` of thread `tid`, or joins the one that
+    /// thread already has open for the same write. `question.id` is assigned here.
+    pub fn ask(&self, session: &Arc<Shared>, tid: i32, notif: u64, mut question: Question) {
+        let mut pending = self.pending.lock().unwrap();
+        if let Some(p) = pending.values_mut().find(|p| {
+            p.tid == tid
+                && p.question.session_id == question.session_id
+                && p.question.syscall == question.syscall
+                && p.question.path == question.path
+        }) {
+            p.notifs.push(notif);
+            return;
+        }
+        question.id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        session.info.questions.fetch_add(1, Ordering::Relaxed);
+        pending.insert(
+            question.id,
+            Pending {
+                question: question.clone(),
+                session: session.clone(),
+                tid,
+                notifs: vec![notif],
+            },
+        );
+        drop(pending);
+        let _ = self.events.send(Event {
+            kind: Some(event::Kind::Asked(question)),
+        });
+    }
+
+    /// Applies a person's answer. Returns a warning to pass on, if any.
+    pub fn answer(
+        &self,
+        id: u64,
+        answer: Answer,
+        scope: Option<PathBuf>,
+    ) -> Result<Option<String>, AnswerError> {
+        if answer == Answer::Unspecified {
+            return Err(AnswerError::NoAnswer);
+        }
+        let p = {
+            let mut pending = self.pending.lock().unwrap();
+            let p = pending.get(&id).ok_or(AnswerError::NotPending(id))?;
+            let path = Path::new(&p.question.path);
+            let scope = scope.unwrap_or_else(|| PathBuf::from(&p.question.scope));
+            if !crate::scope::fits(&scope, path) {
+                return Err(AnswerError::Scope {
+                    scope: scope.display().to_string(),
+                    path: p.question.path.clone(),
+                });
+            }
+            let mut p = pending.remove(&id).unwrap();
+            p.question.scope = scope.to_string_lossy().into_owned();
+            p
+        };
+        let scope = PathBuf::from(&p.question.scope);
+        let mut warning = None;
+        let (decision, reason) = match answer {
+            Answer::Once => (Decision::Allow, Reason::Once),
+            Answer::Timed => {
+                p.session.grant_for_a_while(scope.clone());
+                (Decision::Allow, Reason::Timed)
+            }
+            Answer::Always => {
+                if let Err(e) = self.rules.add(rules::Rule {
+                    action: Action::Allow,
+                    path: scope.clone(),
+                }) {
+                    // Allowed all the same, for this session: the person said so.
+                    p.session.grant_for_the_session(scope.clone());
+                    warning = Some(format!("not saved: {e}; allowed for this session only"));
+                }
+                (Decision::Allow, Reason::Always)
+            }
+            Answer::Deny => (Decision::Deny, Reason::Denied),
+            Answer::Never => {
+                if let Err(e) = self.rules.add(rules::Rule {
+                    action: Action::Deny,
+                    path: scope.clone(),
+                }) {
+                    warning = Some(format!("not saved: {e}; denied this time only"));
+                }
+                (Decision::Deny, Reason::Never)
+            }
+            Answer::Unspecified => unreachable!(),
+        };
+        let sid = p.question.session_id;
+        self.resolve(p, decision, reason, answer);
+        // The same answer settles the other questions it covers: for a while, in this session;
+        // always and never, in every session.
+        if matches!(answer, Answer::Timed | Answer::Always | Answer::Never) {
+            let session = answer == Answer::Timed;
+            let covered: Vec<Pending> = {
+                let mut pending = self.pending.lock().unwrap();
+                let ids: Vec<u64> = pending
+                    .values()
+                    .filter(|q| {
+                        is_within(Path::new(&q.question.path), &scope)
+                            && (!session || q.question.session_id == sid)
+                    })
+                    .map(|q| q.question.id)
+                    .collect();
+                ids.iter().filter_map(|i| pending.remove(i)).collect()
+            };
+            for mut q in covered {
+                q.question.scope = scope.to_string_lossy().into_owned();
+                self.resolve(q, decision, reason, answer);
+            }
+        }
+        Ok(warning)
+    }
+
+    /// Answers every notification of `p`, logs it and tells the subscribers.
+    fn resolve(&self, p: Pending, decision: Decision, reason: Reason, answer: Answer) {
+        let reply = match decision {
+            Decision::Allow => Reply::Continue,
+            _ => Reply::Fail(libc::EACCES),
+        };
+        let s = &p.session;
+        for n in &p.notifs {
+            let _ = seccomp::send(s.listener(), *n, reply);
+        }
+        s.count(decision);
+        s.record(
+            p.question.pid,
+            &p.question.exe,
+            &p.question.syscall,
+            &p.question.path,
+            decision,
+            reason,
+        );
+        let _ = self.events.send(Event {
+            kind: Some(event::Kind::Resolved(Resolved {
+                question_id: p.question.id,
+                session_id: p.question.session_id,
+                answer: answer as i32,
+                scope: p.question.scope.clone(),
+            })),
+        });
+    }
+
+    /// Drops the questions nobody can answer any more: their session ended, or every
+    /// notification they wait on is gone (the process was killed).
+    pub fn sweep(&self) {
+        let gone: Vec<Pending> = {
+            let mut pending = self.pending.lock().unwrap();
+            let ids: Vec<u64> = pending
+                .values()
+                .filter(|p| {
+                    !p.session.info.live.load(Ordering::Relaxed)
+                        || !p
+                            .notifs
+                            .iter()
+                            .any(|n| seccomp::id_valid(p.session.listener(), *n))
+                })
+                .map(|p| p.question.id)
+                .collect();
+            ids.iter().filter_map(|i| pending.remove(i)).collect()
+        };
+        for p in gone {
+            p.session.record(
+                p.question.pid,
+                &p.question.exe,
+                &p.question.syscall,
+                &p.question.path,
+                Decision::Deny,
+                Reason::Unanswered,
+            );
+            let _ = self.events.send(Event {
+                kind: Some(event::Kind::Resolved(Resolved {
+                    question_id: p.question.id,
+                    session_id: p.question.session_id,
+                    answer: Answer::Unspecified as i32,
+                    scope: String::new(),
+                })),
+            });
+        }
+    }
+
+    /// Sweeps every `every` until the process exits.
+    pub fn sweep_every(self: &Arc<Self>, every: std::time::Duration) {
+        let me = Arc::downgrade(self);
+        std::thread::Builder::new()
+            .name("questions-sweep".into())
+            .spawn(move || loop {
+                std::thread::sleep(every);
+                match me.upgrade() {
+                    Some(q) => q.sweep(),
+                    None => return,
+                }
+            })
+            .expect("spawning the question sweeper");
+    }
+}
+
+/// Milliseconds since the Unix epoch, for `Question.asked_ms`.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// How a process shows in a question's chain: its program and first argument (`npm
+/// install`), the script rather than the interpreter (`node /usr/bin/npm` shows as `npm`).
+pub fn describe(pid: i32) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let args: Vec<String> = raw
+        .split(|&b| b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
+    let mut it = args.iter();
+    let mut name = match it.next() {
+        Some(a) => base(a),
+        // A kernel thread or a zombie: its comm.
+        None => return comm(pid),
+    };
+    let mut next = it.next();
+    // An interpreter running a script: show the script.
+    if let Some(a) = next {
+        if a.starts_with('/') && !a.starts_with("/dev/") && Path::new(a).is_file() {
+            name = base(a);
+            next = it.next();
+        }
+    }
+    if let Some(a) = next {
+        if !a.starts_with('-') && !a.contains('/') && a.len() <= 24 {
+            name.push(' ');
+            name.push_str(a);
+        }
+    }
+    Some(name)
+}
+
+/// The process's `comm`.
+pub fn comm(pid: i32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|s| s.trim_end().to_string())
+}
+
+/// The chain from `pid` up to `top` (the session's command), each described.
+pub fn chain(pid: i32, top: i32) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut p = pid;
+    for _ in 0..32 {
+        out.push(describe(p).unwrap_or_else(|| format!("pid {p}")));
+        if p == top || p <= 1 {
+            break;
+        }
+        match crate::peer::parent_of(p) {
+            Some(pp) => p = pp,
+            None => break,
+        }
+    }
+    out
+}

@@ -1,0 +1,406 @@
+//! The lasting rules: what "always" and "never" answers saved, in a file people can read and
+//! edit, `~/.config/hallpass/rules` (or `$XDG_CONFIG_HOME/hallpass/rules`):
+//!
+//! ```text
+//! # comments and blank lines are kept out of the way
+//! allow /home/me/.npm/_cacache
+//! deny /home/me/.ssh
+//! ```
+//!
+//! A rule covers its path and everything below it. The daemon writes the file atomically (a
+//! temporary file in the same directory, then rename) and re-reads it when it changes, so an
+//! edit by hand takes effect without a restart. A file that does not parse is never
+//! overwritten: the rules last read stay in force, and the error names the line.
+
+use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use crate::policy::PathSet;
+
+/// What a rule does to the writes it covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Allow,
+    Deny,
+}
+
+impl Action {
+    fn word(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Deny => "deny",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub action: Action,
+    pub path: PathBuf,
+}
+
+/// The rules in force, split for the policy.
+#[derive(Clone, Debug, Default)]
+pub struct Rules {
+    pub list: Vec<Rule>,
+    pub always: PathSet,
+    pub never: PathSet,
+}
+
+impl Rules {
+    fn from_list(list: Vec<Rule>) -> Rules {
+        let pick = |a: Action| {
+            PathSet::new(
+                list.iter()
+                    .filter(|r| r.action == a)
+                    .map(|r| r.path.clone()),
+            )
+        };
+        Rules {
+            always: pick(Action::Allow),
+            never: pick(Action::Deny),
+            list,
+        }
+    }
+}
+
+/// A rules file that does not parse: which line, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {why}; fix or remove that line")]
+pub struct ParseError {
+    pub file: String,
+    pub line: usize,
+    pub why: String,
+}
+
+/// Parses the file's text. `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> Result<Vec<Rule>, ParseError> {
+    let mut out: Vec<Rule> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let err = |why: String| ParseError {
+            file: file.into(),
+            line: i + 1,
+            why,
+        };
+        let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let action = match word {
+            "allow" => Action::Allow,
+            "deny" => Action::Deny,
+            w => {
+                return Err(err(format!(
+                    "expected `allow PATH` or `deny PATH`, found `{w}`"
+                )))
+            }
+        };
+        let path = rest.trim();
+        if path.is_empty() {
+            return Err(err(format!("`{word}` needs a path")));
+        }
+        if !path.starts_with('/') {
+            return Err(err(format!("the path `{path}` is not absolute")));
+        }
+        let path = normalize(path).ok_or_else(|| err(format!("the path `{path}` has `..`")))?;
+        out.retain(|r| r.path != path);
+        out.push(Rule { action, path });
+    }
+    Ok(out)
+}
+
+/// `/a//b/./c/` → `/a/b/c`; `None` with a `..` component (ambiguous before resolution).
+pub fn normalize(p: &str) -> Option<PathBuf> {
+    let mut out = String::from("/");
+    for c in p.split('/').filter(|c| !c.is_empty() && *c != ".") {
+        if c == ".." {
+            return None;
+        }
+        if out.len() > 1 {
+            out.push('/');
+        }
+        out.push_str(c);
+    }
+    Some(PathBuf::from(out))
+}
+
+/// The file's text for `list`.
+pub fn format(list: &[Rule]) -> String {
+    let mut s = String::from(
+        "# hallpass rules: `allow PATH` or `deny PATH`, one per line; each covers PATH and\n\
+         # everything below it. Written by hallpass (answers [a] and [n], `hallpass rules`);\n\
+         # edits by hand are picked up without a restart.\n",
+    );
+    for r in list {
+        s.push_str(r.action.word());
+        s.push(' ');
+        s.push_str(&r.path.to_string_lossy());
+        s.push('\n');
+    }
+    s
+}
+
+/// What identifies a version of the file, to notice changes.
+type Stamp = Option<(u64, u64, i64, i64)>;
+
+fn stamp(path: &Path) -> Stamp {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+}
+
+/// The rules file and the rules in force, shared by every session.
+pub struct Store {
+    path: PathBuf,
+    rules: RwLock<Arc<Rules>>,
+    /// The stamp of the file last read, and the error it had, if any.
+    seen: Mutex<(Stamp, Option<ParseError>)>,
+}
+
+impl Store {
+    /// Reads `path` if it exists. A broken file is reported, not fatal: no rules are in force
+    /// until it is fixed.
+    pub fn open(path: PathBuf) -> Store {
+        let s = Store {
+            path,
+            rules: RwLock::new(Arc::new(Rules::default())),
+            seen: Mutex::new((None, None)),
+        };
+        s.reload();
+        s
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The rules in force.
+    pub fn current(&self) -> Arc<Rules> {
+        self.rules.read().unwrap().clone()
+    }
+
+    /// Why the file could not be read, if it could not.
+    pub fn error(&self) -> Option<ParseError> {
+        self.seen.lock().unwrap().1.clone()
+    }
+
+    /// Re-reads the file if it changed since last read.
+    pub fn reload(&self) {
+        let mut seen = self.seen.lock().unwrap();
+        let now = stamp(&self.path);
+        if now == seen.0 && now.is_some() {
+            return;
+        }
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+            Err(e) => {
+                *seen = (
+                    now,
+                    Some(ParseError {
+                        file: self.path.display().to_string(),
+                        line: 0,
+                        why: format!("cannot read it: {e}"),
+                    }),
+                );
+                return;
+            }
+        };
+        match parse(&text, &self.path.display().to_string()) {
+            Ok(list) => {
+                *self.rules.write().unwrap() = Arc::new(Rules::from_list(list));
+                *seen = (now, None);
+            }
+            Err(e) => {
+                eprintln!("hallpassd: {e}");
+                *seen = (now, Some(e));
+            }
+        }
+    }
+
+    /// Adds or replaces the rule for `rule.path` and saves the file.
+    pub fn add(&self, rule: Rule) -> io::Result<Arc<Rules>> {
+        self.change(|list| {
+            list.retain(|r| r.path != rule.path);
+            list.push(rule);
+            true
+        })
+    }
+
+    /// Removes the rule for `path`; `Ok(None)` if there was none.
+    pub fn remove(&self, path: &Path) -> io::Result<Option<Arc<Rules>>> {
+        let mut found = false;
+        let r = self.change(|list| {
+            let before = list.len();
+            list.retain(|r| r.path != path);
+            found = list.len() != before;
+            found
+        })?;
+        Ok(found.then_some(r))
+    }
+
+    /// Applies `edit` to the rules as the file has them now, and saves them if it says so.
+    /// Refuses to write over a file that does not parse.
+    fn change(&self, edit: impl FnOnce(&mut Vec<Rule>) -> bool) -> io::Result<Arc<Rules>> {
+        self.reload();
+        if let Some(e) = self.error() {
+            return Err(io::Error::other(format!(
+                "{e} (hallpass does not write over a rules file it cannot read)"
+            )));
+        }
+        let mut list = self.current().list.clone();
+        if edit(&mut list) {
+            write_atomically(&self.path, format(&list).as_bytes())?;
+            let mut seen = self.seen.lock().unwrap();
+            let rules = Arc::new(Rules::from_list(list));
+            *self.rules.write().unwrap() = rules.clone();
+            *seen = (stamp(&self.path), None);
+            return Ok(rules);
+        }
+        Ok(self.current())
+    }
+
+    /// Re-reads the file whenever it changes, every `every`, until the process exits.
+    pub fn watch(self: &Arc<Self>, every: Duration) {
+        let me = Arc::downgrade(self);
+        std::thread::Builder::new()
+            .name("rules-watch".into())
+            .spawn(move || loop {
+                std::thread::sleep(every);
+                match me.upgrade() {
+                    Some(s) => s.reload(),
+                    None => return,
+                }
+            })
+            .expect("spawning the rules watcher");
+    }
+}
+
+/// Writes `data` to `path` so that readers see the old file or the new one, never a part:
+/// a temporary file beside it, flushed to disk, then renamed over it.
+pub fn write_atomically(path: &Path, data: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let tmp = dir.join(format!(
+        ".{}.{}-{nanos}.tmp",
+        path.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        // The rename itself is durable once the directory is.
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_formats() {
+        let text = "# c\n\nallow /a/b\n  deny   /c d/e/  \nallow /a//b/./x\n";
+        let list = parse(text, "rules").unwrap();
+        assert_eq!(
+            list,
+            vec![
+                Rule {
+                    action: Action::Allow,
+                    path: "/a/b".into()
+                },
+                Rule {
+                    action: Action::Deny,
+                    path: "/c d/e".into()
+                },
+                Rule {
+                    action: Action::Allow,
+                    path: "/a/b/x".into()
+                },
+            ]
+        );
+        assert_eq!(parse(&format(&list), "rules").unwrap(), list);
+        // A later rule for the same path replaces the earlier one.
+        let list = parse("allow /a\ndeny /a\n", "r").unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].action, Action::Deny);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = parse("allow /a\n\nallw /b\n", "/h/rules").unwrap_err();
+        assert_eq!(e.line, 3);
+        assert_eq!(
+            e.to_string(),
+            "/h/rules:3: expected `allow PATH` or `deny PATH`, found `allw`; fix or remove that line"
+        );
+        assert_eq!(parse("deny\n", "r").unwrap_err().why, "`deny` needs a path");
+        assert!(parse("allow rel/x\n", "r")
+            .unwrap_err()
+            .why
+            .contains("not absolute"));
+        assert!(parse("allow /a/../b\n", "r")
+            .unwrap_err()
+            .why
+            .contains(".."));
+    }
+
+    #[test]
+    fn a_broken_file_is_never_overwritten() {
+        let dir = std::env::temp_dir().join(format!("hallpass-rules-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("rules");
+        let store = Store::open(path.clone());
+        assert!(store.current().list.is_empty());
+        store
+            .add(Rule {
+                action: Action::Allow,
+                path: "/x".into(),
+            })
+            .unwrap();
+        assert!(std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("allow /x\n"));
+        assert!(store.current().always.covers(Path::new("/x/y")));
+
+        std::fs::write(&path, "allow /x\nbogus\n").unwrap();
+        store.reload();
+        assert_eq!(store.error().unwrap().line, 2);
+        // The rules last read stay in force.
+        assert!(store.current().always.covers(Path::new("/x/y")));
+        let e = store
+            .add(Rule {
+                action: Action::Deny,
+                path: "/y".into(),
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains(":2:"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "allow /x\nbogus\n");
+
+        std::fs::write(&path, "deny /z\n").unwrap();
+        store.reload();
+        assert!(store.error().is_none());
+        assert!(store.current().never.covers(Path::new("/z")));
+        assert!(!store.current().always.covers(Path::new("/x")));
+        assert!(store.remove(Path::new("/z")).unwrap().is_some());
+        assert!(store.remove(Path::new("/z")).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
