@@ -385,7 +385,14 @@ impl Relay {
         // then the bar again on top.
         self.model.process(b);
         let diff = match &self.shown {
-            Some(prev) => self.model.screen().contents_diff(prev),
+            // The diff moves the cursor relative to where `prev` left it, with its
+            // attributes: put both back first (drawing the bar moved and reset them).
+            Some(prev) => {
+                let mut d = prev.cursor_state_formatted();
+                d.push_str(&prev.attributes_formatted());
+                d.push_str(&self.model.screen().contents_diff(prev));
+                d
+            }
             None => self.model.screen().contents_formatted(),
         };
         self.shown = Some(self.model.screen().clone());

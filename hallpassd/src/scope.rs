@@ -28,10 +28,11 @@ fn names(p: &Path) -> Vec<&std::ffi::OsStr> {
         .collect()
 }
 
-/// `base` joined with the first `n` of `rest`, or `path` itself when that would not be a
-/// directory strictly above it.
-fn take(base: &Path, rest: &[&std::ffi::OsStr], n: usize, path: &Path) -> PathBuf {
-    if n == 0 || n >= rest.len() {
+/// `base` joined with the first `n` of `rest` (fewer if `rest` is shorter, the scope being
+/// a directory above `path`), or `path` itself when that would be shallower than `min`.
+fn take(base: &Path, rest: &[&std::ffi::OsStr], n: usize, min: usize, path: &Path) -> PathBuf {
+    let n = n.min(rest.len().saturating_sub(1));
+    if n == 0 || n < min {
         return path.to_path_buf();
     }
     let mut out = base.to_path_buf();
@@ -48,7 +49,7 @@ pub fn suggest(path: &Path, home: &Path) -> PathBuf {
             for c in CONTAINERS {
                 let depth = names(Path::new(c)).len();
                 if rel.starts_with(c) {
-                    return take(home, &rest, depth + 1, path);
+                    return take(home, &rest, depth + 1, depth + 1, path);
                 }
             }
             // `~/.npm/_cacache`: a dot directory is a tool's, and its subdirectories are
@@ -56,12 +57,12 @@ pub fn suggest(path: &Path, home: &Path) -> PathBuf {
             let dot = rest
                 .first()
                 .is_some_and(|n| n.as_encoded_bytes()[0] == b'.');
-            return take(home, &rest, if dot { 2 } else { 1 }, path);
+            return take(home, &rest, if dot { 2 } else { 1 }, 1, path);
         }
     }
     for s in SCRATCH {
         if let Ok(rel) = path.strip_prefix(s) {
-            return take(Path::new(s), &names(rel), 1, path);
+            return take(Path::new(s), &names(rel), 1, 1, path);
         }
     }
     // Elsewhere: the directory the file is in, unless that is a top-level one (`/etc`).

@@ -143,6 +143,31 @@ impl Scratch {
 
     /// A command run as the variant's user with this scratch's environment, in the project.
     pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        self.env().command(program)
+    }
+
+    /// What [`Scratch::command`] needs, apart from the scratch directory itself.
+    pub fn env(&self) -> Env {
+        Env {
+            variant: self.variant,
+            home: self.home.clone(),
+            runtime: self.runtime.clone(),
+            project: self.project.clone(),
+        }
+    }
+}
+
+/// Who runs a command, with which home, runtime directory and working directory.
+#[derive(Clone, Debug)]
+pub struct Env {
+    pub variant: Variant,
+    pub home: PathBuf,
+    pub runtime: PathBuf,
+    pub project: PathBuf,
+}
+
+impl Env {
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
         let mut cmd = match self.variant.who {
             Who::Me => Command::new(program),
             Who::Unprivileged { uid, gid } => {
@@ -171,7 +196,9 @@ impl Scratch {
         }
         cmd
     }
+}
 
+impl Scratch {
     /// `hallpass ARGS...` in the project.
     pub fn hallpass<I, S>(&self, args: I) -> Command
     where
@@ -286,3 +313,98 @@ pub fn operations() -> Vec<(String, String)> {
 
 /// `EACCES` as hp-write prints it.
 pub const EACCES: &str = "err 13";
+
+/// A real terminal: a tmux server of its own (socket in the scratch directory), run as the
+/// variant's user, with one window of `cols` x `rows` running a plain shell in the project.
+/// Killed on drop.
+pub struct Tmux {
+    sock: PathBuf,
+    env: Env,
+}
+
+impl Scratch {
+    pub fn tmux(&self, cols: u16, rows: u16) -> Tmux {
+        let t = Tmux {
+            sock: self.root.join("tmux.sock"),
+            env: self.env(),
+        };
+        let shell = "env PS1='$ ' TERM=xterm-256color bash --norc --noprofile";
+        let out = run(t.cmd("new-session").args([
+            "-d",
+            "-s",
+            "T",
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+            shell,
+        ]));
+        assert!(out.status.success(), "tmux: {}", stderr(&out));
+        t.wait_for("the shell prompt", |s| s.contains('$'));
+        t
+    }
+}
+
+impl Tmux {
+    fn cmd(&self, sub: &str) -> Command {
+        let mut c = self.env.command("tmux");
+        c.arg("-S").arg(&self.sock).arg(sub);
+        c
+    }
+
+    /// Types `text` literally, then Enter.
+    pub fn line(&self, text: &str) {
+        self.keys(&["-l", text]);
+        self.keys(&["Enter"]);
+    }
+
+    /// `tmux send-keys` with these arguments (key names like `C-]`, `Enter`, or `-l TEXT`).
+    pub fn keys(&self, keys: &[&str]) {
+        let out = run(self.cmd("send-keys").arg("-t").arg("T").args(keys));
+        assert!(out.status.success(), "send-keys: {}", stderr(&out));
+    }
+
+    /// The screen as text.
+    pub fn screen(&self) -> String {
+        stdout(&run(self.cmd("capture-pane").args(["-p", "-t", "T"])))
+    }
+
+    /// The screen with colours and attributes as escape codes.
+    pub fn screen_styled(&self) -> String {
+        stdout(&run(self.cmd("capture-pane").args(["-p", "-e", "-t", "T"])))
+    }
+
+    pub fn resize(&self, cols: u16, rows: u16) {
+        let out = run(self.cmd("resize-window").args([
+            "-t",
+            "T",
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+        ]));
+        assert!(out.status.success(), "resize-window: {}", stderr(&out));
+    }
+
+    /// Polls the screen until `pred` holds; panics with the screen after 30 s.
+    pub fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}; the screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd("kill-server").output();
+        let _ = std::fs::remove_file(&self.sock);
+    }
+}

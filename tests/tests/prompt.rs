@@ -1,0 +1,463 @@
+//! Asking in the terminal (`--prompt=ask`), in a real terminal: tmux runs a shell, the shell
+//! runs hallpass, and the tests type keys and read the screen (`send-keys`, `capture-pane`).
+//! Every answer is checked on the file system and in the log.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hallpass_tests::*;
+
+/// The variants these (slow, interactive) tests run as: ourselves reading memory directly,
+/// and the unprivileged user through the launcher (the Yama path).
+fn two_variants() -> Vec<Variant> {
+    variants()
+        .into_iter()
+        .filter(|v| v.lend == matches!(v.who, Who::Unprivileged { .. }))
+        .collect()
+}
+
+fn bar_up(s: &str) -> bool {
+    s.contains("[o] allow once")
+}
+
+fn log_of(s: &Scratch) -> Vec<serde_json::Value> {
+    s.log_lines(&s.root.join("log.jsonl"))
+}
+
+/// Starts `hallpass --log=... FLAGS -- bash` in the pane and waits for its prompt.
+fn start_session(s: &Scratch, t: &Tmux, flags: &str) {
+    t.line(&format!(
+        "hallpass --log={} {flags} -- env PS1='in$ ' bash --norc --noprofile",
+        s.root.join("log.jsonl").display()
+    ));
+    t.wait_for("the supervised shell", |x| x.contains("in$"));
+}
+
+/// The log line for `path`, waiting for it to be written.
+fn logged(s: &Scratch, path: &Path) -> serde_json::Value {
+    let p = path.to_string_lossy();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(l) = log_of(s).into_iter().rev().find(|l| l["path"] == *p) {
+            return l;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no log line for {p}: {:?}",
+            log_of(s)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn rules_file(s: &Scratch) -> String {
+    std::fs::read_to_string(s.home.join(".config/hallpass/rules")).unwrap_or_default()
+}
+
+#[test]
+fn each_key_does_what_it_says() {
+    for v in two_variants() {
+        let s = Scratch::new("keys", v);
+        let t = s.tmux(120, 30);
+        start_session(&s, &t, "--allow-for=3s");
+        let out = &s.outside;
+        let cases = [
+            ("o", "once", "allow", true),
+            ("d", "denied", "deny", false),
+            ("t", "timed", "allow", true),
+            ("a", "always", "allow", true),
+            ("n", "never", "deny", false),
+        ];
+        for (i, (key, reason, decision, exists)) in cases.iter().enumerate() {
+            // Each in a directory of its own, so earlier lasting answers don't cover it.
+            let dir = out.join(format!("k{i}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            s.chown(&dir);
+            let f = dir.join("f");
+            t.line(&format!("hp-write touch {}", f.display()));
+            let screen = t.wait_for("the bar", bar_up);
+            assert!(screen.contains("hp-write (pid "), "{screen}");
+            assert!(
+                screen.contains(&format!("wants to write {}", f.display())),
+                "{screen}"
+            );
+            assert!(screen.contains("by: hp-write touch ← bash"), "{screen}");
+            assert!(
+                screen.contains("[o] allow once  [t] for 3s  [a] always  [d] deny  [n] never"),
+                "{screen}"
+            );
+            // The suggested scope: the directory right below /tmp, the scratch root.
+            assert!(
+                screen.contains(&format!(
+                    "[t] and [a] allow, [n] denies: {}  ",
+                    s.root.display()
+                )),
+                "{screen}"
+            );
+            // Narrowed to this case's directory, so that lasting answers don't cover the next.
+            t.keys(&["-"]);
+            t.keys(&["-"]);
+            t.wait_for("the narrower scope", |x| {
+                x.contains(&format!("denies: {}  ", dir.display()))
+            });
+            t.keys(&[key]);
+            let want = if *exists { "ok" } else { "err 13" };
+            t.wait_for("the write's result", |x| {
+                !bar_up(x) && x.lines().any(|l| l.trim() == want)
+            });
+            assert_eq!(f.exists(), *exists, "[{key}]");
+            let l = logged(&s, &f);
+            assert_eq!(
+                (l["decision"].as_str(), l["reason"].as_str()),
+                (Some(*decision), Some(*reason)),
+                "[{key}]: {l}"
+            );
+            t.line("clear");
+            t.wait_for("a clear screen", |x| !x.contains(want) || x.trim() == "in$");
+        }
+        // [a] and [n] saved their scope, not just the file.
+        let rules = rules_file(&s);
+        assert!(
+            rules.contains(&format!("allow {}/k3\n", out.display())),
+            "{rules}"
+        );
+        assert!(
+            rules.contains(&format!("deny {}/k4\n", out.display())),
+            "{rules}"
+        );
+        t.line("exit");
+        drop(t);
+    }
+}
+
+#[test]
+fn timed_grants_expire() {
+    for v in two_variants() {
+        let s = Scratch::new("timed", v);
+        let t = s.tmux(120, 30);
+        start_session(&s, &t, "--allow-for=2s");
+        let a = s.outside.join("a");
+        t.line(&format!("hp-write touch {}", a.display()));
+        t.wait_for("the bar", bar_up);
+        // Narrow the scope to outside/ (the suggestion is the scratch root).
+        t.keys(&["-"]);
+        let sc = t.wait_for("the narrower scope", |x| {
+            x.contains(&format!("denies: {}  ", s.outside.display()))
+        });
+        assert!(bar_up(&sc));
+        t.keys(&["t"]);
+        t.wait_for("ok", |x| !bar_up(x) && x.contains("\nok"));
+        let granted = Instant::now();
+        // Within the grant: no question.
+        let b = s.outside.join("b");
+        t.line(&format!("hp-write touch {}", b.display()));
+        let l = logged(&s, &b);
+        assert!(
+            granted.elapsed() < Duration::from_secs(2),
+            "too slow to test the grant"
+        );
+        assert_eq!(l["reason"], "timed", "{l}");
+        assert!(b.exists());
+        // After it: asked again.
+        std::thread::sleep(
+            Duration::from_secs(2).saturating_sub(granted.elapsed()) + Duration::from_millis(300),
+        );
+        let c = s.outside.join("c");
+        t.line(&format!("hp-write touch {}", c.display()));
+        t.wait_for("the bar again", |x| {
+            bar_up(x) && x.contains(&c.display().to_string())
+        });
+        t.keys(&["d"]);
+        assert_eq!(logged(&s, &c)["reason"], "denied");
+        assert!(!c.exists());
+    }
+}
+
+#[test]
+fn lasting_answers_survive_a_daemon_restart() {
+    let v = two_variants()[0];
+    let s = Scratch::new("lasting", v);
+    let yes = s.outside.join("yes");
+    let no = s.outside.join("no");
+    for d in [&yes, &no] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    s.chown(&s.outside);
+    {
+        let t = s.tmux(120, 30);
+        start_session(&s, &t, "");
+        for (dir, key, result) in [(&yes, "a", "ok"), (&no, "n", "err 13")] {
+            t.line(&format!("hp-write touch {}/f", dir.display()));
+            t.wait_for("the bar", bar_up);
+            // Narrow to the directory itself.
+            t.keys(&["-"]);
+            t.wait_for("the scope", |x| {
+                x.contains(&format!("denies: {}/f", s.outside.display()))
+                    || x.contains(&format!("denies: {}  ", s.outside.display()))
+            });
+            t.keys(&["-"]);
+            t.wait_for("the scope", |x| {
+                x.contains(&format!("denies: {}  ", dir.display()))
+            });
+            t.keys(&[key]);
+            t.wait_for("the result", |x| {
+                !bar_up(x) && x.lines().any(|l| l.trim() == result)
+            });
+            t.line("clear");
+            t.wait_for("a clear screen", |x| !x.contains(result));
+        }
+        t.line("exit");
+    }
+    let rules = rules_file(&s);
+    assert!(
+        rules.contains(&format!("allow {}\n", yes.display())),
+        "{rules}"
+    );
+    assert!(
+        rules.contains(&format!("deny {}\n", no.display())),
+        "{rules}\n{:?}",
+        log_of(&s)
+    );
+    // A new daemon, a session with nobody to ask: the rules still decide.
+    let pid = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.pid")).unwrap();
+    let _ = std::process::Command::new("kill")
+        .arg("-9")
+        .arg(pid.trim())
+        .status();
+    let log = s.root.join("log2.jsonl");
+    let out = run(s.hallpass([
+        "--prompt=deny",
+        &format!("--log={}", log.display()),
+        "--",
+        "sh",
+        "-c",
+        &format!(
+            "hp-write touch {0}/g; hp-write touch {1}/g",
+            yes.display(),
+            no.display()
+        ),
+    ]));
+    assert_eq!(stdout(&out), "ok\nerr 13\n", "{}", stderr(&out));
+    let lines = s.log_lines(&log);
+    assert_eq!(lines[0]["reason"], "always", "{lines:?}");
+    assert_eq!(lines[1]["reason"], "never", "{lines:?}");
+    // And `hallpass rules` lists and removes them.
+    let out = run(s.hallpass(["rules"]));
+    assert!(
+        stdout(&out).contains(&format!("allow {}", yes.display())),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(s.hallpass(["rules", "remove", &no.to_string_lossy()]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !rules_file(&s).contains(&format!("deny {}", no.display())),
+        "{}",
+        rules_file(&s)
+    );
+}
+
+/// A full-screen program: alternate screen, colours, every row drawn; then it waits for
+/// Enter (echo off), writes outside the project, and draws nothing more.
+fn full_screen_script(s: &Scratch, target: &Path) -> std::path::PathBuf {
+    let script = s.root.join("screen.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "stty -echo\n\
+             printf '\\033[?1049h\\033[H\\033[2J'\n\
+             i=1; while [ $i -le 28 ]; do printf '\\033[3%dmrow %02d \\033[1mbold\\033[0m tail\\r\\n' $((i % 7 + 1)) $i; i=$((i+1)); done\n\
+             printf '\\033[44mready\\033[0m'\n\
+             read x\n\
+             hp-write touch {} >/dev/null\n\
+             read y\n",
+            target.display()
+        ),
+    )
+    .unwrap();
+    s.chown(&script);
+    script
+}
+
+#[test]
+fn the_screen_under_the_bar_is_restored() {
+    for v in two_variants() {
+        let s = Scratch::new("screen", v);
+        let t = s.tmux(100, 30);
+        let target = s.outside.join("f");
+        let script = full_screen_script(&s, &target);
+        t.line(&format!("hallpass -- sh {}", script.display()));
+        t.wait_for("the full screen", |x| x.contains("ready"));
+        let before = t.screen_styled();
+        t.keys(&["Enter"]);
+        t.wait_for("the bar", bar_up);
+        t.keys(&["o"]);
+        t.wait_for("no bar", |x| !bar_up(x));
+        // The write happened, and the screen is exactly as the program left it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !target.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(target.exists());
+        assert_eq!(t.screen_styled(), before);
+        t.keys(&["Enter"]);
+        t.wait_for("the outer shell", |x| {
+            x.contains('$') && !x.contains("ready")
+        });
+    }
+}
+
+#[test]
+fn a_resize_keeps_the_bar_and_the_command_right() {
+    let v = two_variants()[0];
+    let s = Scratch::new("resize", v);
+    let t = s.tmux(120, 30);
+    start_session(&s, &t, "");
+    t.line("stty size");
+    t.wait_for("the size", |x| x.contains("30 120"));
+    let f = s.outside.join("f");
+    t.line(&format!("hp-write touch {}", f.display()));
+    t.wait_for("the bar", bar_up);
+    t.resize(90, 20);
+    // The bar is redrawn at the new bottom, within the new width.
+    let sc = t.wait_for("the bar at the new bottom", |x| {
+        let lines: Vec<&str> = x.lines().collect();
+        lines.len() == 20 && lines[19].contains("[o] allow once")
+    });
+    assert!(sc.lines().all(|l| l.chars().count() <= 90), "{sc}");
+    t.keys(&["o"]);
+    t.wait_for("no bar", |x| !bar_up(x));
+    // The command saw the new size, and sees the next one too.
+    size_is(&t, "20 90");
+    t.resize(100, 25);
+    size_is(&t, "25 100");
+}
+
+/// Asks the shell for its terminal's size until it says `want`: the window change reaches
+/// the command asynchronously (SIGWINCH to hallpass, then to the command's terminal).
+fn size_is(t: &Tmux, want: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        t.line("clear; stty size");
+        std::thread::sleep(Duration::from_millis(300));
+        if t.screen().lines().any(|l| l.trim() == want) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the size never became {want}:\n{}",
+            t.screen()
+        );
+    }
+}
+
+#[test]
+fn the_escape_prefix() {
+    let v = two_variants()[0];
+    let s = Scratch::new("escape", v);
+    let t = s.tmux(120, 30);
+    // Ctrl-] twice reaches the command as one Ctrl-] (od prints it as 035). od reads the
+    // terminal first thing, so no shell's line editor sees the keys before it.
+    t.line(&format!(
+        "hallpass --log={} -- sh -c 'od -c | head -1; exec env PS1=\"in$ \" bash --norc --noprofile'",
+        s.root.join("log.jsonl").display()
+    ));
+    // Keys typed before hallpass has the terminal in raw mode would be the outer line
+    // discipline's; it is ready once it has scrolled the old screen away.
+    t.wait_for("hallpass to take the terminal", |x| {
+        !x.contains("hallpass --log")
+    });
+    t.keys(&["C-]", "C-]"]);
+    t.keys(&["Enter", "C-d"]);
+    t.wait_for("od's output", |x| x.contains("035"));
+    t.wait_for("the supervised shell", |x| x.contains("in$"));
+    // An unknown key after Ctrl-] shows the help, and any key takes it away.
+    t.keys(&["C-]", "x"]);
+    t.wait_for("the help", |x| x.contains("[s] stop the session"));
+    t.keys(&["x"]);
+    t.wait_for("no help", |x| !x.contains("[s] stop the session"));
+    // Ctrl-] s ends the session with a message.
+    t.keys(&["C-]", "s"]);
+    // ... and gives the terminal back to the outer shell.
+    t.wait_for("the message and the outer prompt", |x| {
+        x.contains("session stopped (Ctrl-] s)") && x.lines().any(|l| l.trim() == "$")
+    });
+}
+
+#[test]
+fn questions_queue_and_are_answered_in_turn() {
+    for v in two_variants() {
+        let s = Scratch::new("queue", v);
+        let t = s.tmux(120, 30);
+        start_session(&s, &t, "");
+        let (a, b) = (s.outside.join("a"), s.outside.join("b"));
+        let p = s.project.join("p");
+        // Two writers ask at once; meanwhile writes inside the project go on.
+        t.line(&format!(
+            "hp-write touch {} & hp-write touch {} & sleep 0.5; for i in 1 2 3; do hp-write touch {}$i; done; wait",
+            a.display(),
+            b.display(),
+            p.display()
+        ));
+        let sc = t.wait_for("two questions", |x| x.contains("[1 more waiting]"));
+        assert!(bar_up(&sc));
+        // The project writes were not held up by the open questions.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !s.project.join("p3").exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            s.project.join("p3").exists(),
+            "project writes waited for the questions"
+        );
+        // The first asked is shown first; answer it, then the other.
+        let first_is_a = sc.contains(&format!("wants to write {}", a.display()));
+        t.keys(&["o"]);
+        let sc = t.wait_for("the second question", |x| {
+            bar_up(x) && !x.contains("more waiting")
+        });
+        let second = if first_is_a { &b } else { &a };
+        assert!(
+            sc.contains(&format!("wants to write {}", second.display())),
+            "{sc}"
+        );
+        t.keys(&["d"]);
+        t.wait_for("no bar", |x| !bar_up(x));
+        let first = if first_is_a { &a } else { &b };
+        assert_eq!(logged(&s, first)["reason"], "once");
+        assert_eq!(logged(&s, second)["reason"], "denied");
+        assert!(first.exists() && !second.exists());
+    }
+}
+
+#[test]
+fn a_writer_flooded_with_signals_is_asked_once() {
+    for v in two_variants() {
+        let s = Scratch::new("signals", v);
+        let t = s.tmux(120, 30);
+        start_session(&s, &t, "");
+        // hp-write signals: one thread creates outside/s0 while another sends it SIGURG in a
+        // loop, as Go's runtime does.
+        t.line(&format!("hp-write signals {} 1", s.outside.display()));
+        t.wait_for("the bar", bar_up);
+        // Let the signals pile up while the question is open.
+        std::thread::sleep(Duration::from_millis(700));
+        let sc = t.screen();
+        assert!(!sc.contains("more waiting"), "asked again: {sc}");
+        t.keys(&["o"]);
+        t.wait_for("the result", |x| x.contains("ok 1 err 0"));
+        let status = s.status();
+        let session = status["sessions"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(session["questions"], 1, "{session}");
+        let n = log_of(&s)
+            .iter()
+            .filter(|l| l["path"].as_str().is_some_and(|p| p.ends_with("/s0")))
+            .count();
+        assert_eq!(n, 1, "{:?}", log_of(&s));
+    }
+}
