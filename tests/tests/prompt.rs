@@ -461,3 +461,83 @@ fn a_writer_flooded_with_signals_is_asked_once() {
         assert_eq!(n, 1, "{:?}", log_of(&s));
     }
 }
+
+/// The terminal's settings in the outer shell, as `stty -a` prints them.
+fn stty(t: &Tmux) -> String {
+    t.line(
+        "clear; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo|isig)$' | tr '\\n' ' '; echo END",
+    );
+    let sc = t.wait_for("stty", |x| x.lines().any(|l| l.ends_with("END")));
+    sc.lines().find(|l| l.ends_with("END")).unwrap().to_string()
+}
+
+#[test]
+fn the_terminal_is_given_back_as_it_was_after_a_signal() {
+    let v = two_variants()[0];
+    let s = Scratch::new("restore", v);
+    let t = s.tmux(100, 30);
+    let before = stty(&t);
+    assert!(
+        before.contains("icanon echo") || before.contains("icanon"),
+        "{before}"
+    );
+    for sig in ["TERM", "HUP"] {
+        t.line("hallpass -- sleep 1000");
+        t.wait_for("hallpass to take the terminal", |x| {
+            !x.contains("hallpass --")
+        });
+        // The launcher: the live session's.
+        let launcher = {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                let st = s.status();
+                if let Some(x) = st["sessions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| x["live"] == true)
+                {
+                    break x["launcher_pid"].as_i64().unwrap();
+                }
+                assert!(Instant::now() < deadline, "no live session");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        };
+        let _ = std::process::Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(launcher.to_string())
+            .status();
+        t.wait_for("the outer prompt", |x| x.lines().any(|l| l.trim() == "$"));
+        assert_eq!(stty(&t), before, "after SIG{sig}");
+    }
+}
+
+#[test]
+fn output_is_relayed_byte_for_byte() {
+    let v = two_variants()[0];
+    let s = Scratch::new("bytes", v);
+    // Every byte value, twice, then some UTF-8 and an escape sequence.
+    let mut payload: Vec<u8> = (0..=255u8).chain(0..=255u8).collect();
+    payload.extend_from_slice("héllo ✓\x1b[1mbold\x1b[0m\n".as_bytes());
+    let file = s.root.join("payload");
+    std::fs::write(&file, &payload).unwrap();
+    s.chown(&file);
+    // script(1) gives both runs a terminal; the pty's own processing (\n to \r\n) is the
+    // same in both.
+    let through = |cmd: String| -> Vec<u8> {
+        let out = run(s
+            .command("script")
+            .args(["-q", "-e", "-c", &cmd, "/dev/null"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        out.stdout
+    };
+    let native = through(format!("cat {}", file.display()));
+    let supervised = through(format!("hallpass -- cat {}", file.display()));
+    assert!(native.len() > payload.len());
+    assert!(
+        supervised
+            .windows(native.len())
+            .any(|w| w == native.as_slice()),
+        "the command's output did not come through intact"
+    );
+}
