@@ -9,7 +9,18 @@ use crate::Failure;
 
 /// A client of the daemon's API socket.
 pub async fn client() -> Result<HallpassClient<Channel>, Failure> {
-    let path = paths::runtime_dir().join(paths::API_SOCKET);
+    client_at(None).await
+}
+
+/// A client of the API socket at `socket`, or the daemon's own when `None` (a socket forwarded
+/// over ssh, or relayed, works the same).
+pub async fn client_at(
+    socket: Option<&std::path::Path>,
+) -> Result<HallpassClient<Channel>, Failure> {
+    let path = match socket {
+        Some(p) => p.to_path_buf(),
+        None => paths::runtime_dir().join(paths::API_SOCKET),
+    };
     let p = path.clone();
     let channel = Endpoint::from_static("http://hallpassd")
         .connect_with_connector(tower::service_fn(move |_: Uri| {

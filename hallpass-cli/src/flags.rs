@@ -40,6 +40,46 @@ pub enum Verb {
     },
     /// List, add or remove lasting rules (what [a]lways and [n]ever answers saved).
     Rules(RulesArgs),
+    /// Answer the questions of sessions run with --prompt=answer (or any session), from
+    /// another terminal: interactively, or one by id.
+    Answer(AnswerArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AnswerArgs {
+    /// Print the pending questions as JSON and exit.
+    #[arg(long, conflicts_with = "id")]
+    pub json: bool,
+    /// Answer the question with this id (see --json) and exit.
+    #[arg(long, value_name = "ID", requires = "answer")]
+    pub id: Option<u64>,
+    /// With --id: the answer.
+    #[arg(value_enum, value_name = "ANSWER", requires = "id")]
+    pub answer: Option<AnswerWord>,
+    /// With --id and timed, always or never: the scope, if not the suggested one.
+    #[arg(long, value_name = "PATH", requires = "id")]
+    pub scope: Option<PathBuf>,
+    /// Only this session's questions.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<u64>,
+    /// The daemon's API socket, if not the local one (for example one forwarded over ssh).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+}
+
+/// An answer, in words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AnswerWord {
+    /// Allow this one write.
+    Once,
+    /// Allow the scope for a while, in its session.
+    Timed,
+    /// Allow the scope from now on (a lasting rule).
+    Always,
+    /// Deny this one write.
+    Deny,
+    /// Deny the scope from now on (a lasting rule).
+    Never,
 }
 
 #[derive(Args, Debug)]

@@ -1,6 +1,7 @@
 //! `hallpass`: the thin command-line client. Launches commands under supervision and talks to
 //! `hallpassd`; every decision is the daemon's.
 
+mod answer;
 mod api;
 mod bar;
 mod daemon;
@@ -42,6 +43,7 @@ fn main() {
     let r = match cli.verb {
         Some(flags::Verb::Status { json }) => status::status(json),
         Some(flags::Verb::Rules(r)) => rules::rules(r),
+        Some(flags::Verb::Answer(a)) => answer::answer(a),
         None => run::run(cli.run),
     };
     match r {

@@ -37,8 +37,8 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
             return Err(Failure::new(
                 "--prompt=ask (the default) needs a terminal, and stdin or stdout is not one; \
-                 use --prompt=deny to deny what is not allowed, or --prompt=allow to allow and log it \
-                 (--prompt=answer and --prompt=desktop, for answering elsewhere, are not available yet)",
+                 use --prompt=answer to answer with `hallpass answer` elsewhere, \
+                 --prompt=deny to deny what is not allowed, or --prompt=allow to allow and log it",
             ));
         }
         let size = pty::size_of(std::io::stdin().as_fd()).unwrap_or(Size { rows: 24, cols: 80 });
@@ -243,6 +243,12 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         let _ = waitpid(pid, None);
         return Err(child_failure(&f, &argv[0]));
     }
+    if args.prompt == PromptArg::Answer {
+        eprintln!(
+            "hallpass: session {}: writes that need an answer wait for `hallpass answer` (run it in another terminal)",
+            opened.session_id
+        );
+    }
     let code = match leader {
         None => wait_for(pid, &signals, &|| {}),
         Some(leader) => {
@@ -265,11 +271,8 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
 
 /// Flags parsed but not built yet: a clear error, never a silent fallback.
 fn not_yet(args: &RunArgs) -> Result<(), Failure> {
-    let msg = match (args.prompt, args.mode, args.wait) {
-        (PromptArg::Answer | PromptArg::Desktop, _, _) => format!(
-            "--prompt={} is not available yet; use --prompt=ask (the bar in this terminal), --prompt=deny (deny and log) or --prompt=allow (audit)",
-            if args.prompt == PromptArg::Answer { "answer" } else { "desktop" }
-        ),
+    let msg: String = match (args.prompt, args.mode, args.wait) {
+        (PromptArg::Desktop, _, _) => "--prompt=desktop is not available yet; use --prompt=ask (the bar in this terminal), --prompt=answer (`hallpass answer` elsewhere), --prompt=deny or --prompt=allow".into(),
         (_, ModeArg::Strict, _) => "--mode=strict is not available yet; only --mode=lite works in this version".into(),
         (_, _, WaitArg::All) => "--wait=all is not available yet; hallpass stops supervising when the command exits".into(),
         _ => return Ok(()),

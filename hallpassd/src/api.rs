@@ -9,8 +9,8 @@ use std::pin::Pin;
 
 use hallpass_proto::hallpass_server::{Hallpass, HallpassServer};
 use hallpass_proto::{
-    event, rule, Answer, AnswerReply, AnswerRequest, Event, ListRulesReply, ListRulesRequest, Rule,
-    SessionStatus, StatusReply, StatusRequest, WatchRequest,
+    event, rule, Answer, AnswerReply, AnswerRequest, Event, ListRulesReply, ListRulesRequest,
+    PendingReply, Rule, SessionStatus, StatusReply, StatusRequest, WatchRequest,
 };
 use tokio::net::UnixListener;
 use tokio::sync::broadcast::error::RecvError;
@@ -106,6 +106,11 @@ impl Hallpass for Api {
         Ok(Response::new(Box::pin(
             tokio_stream::wrappers::ReceiverStream::new(out),
         )))
+    }
+
+    async fn pending(&self, req: Request<WatchRequest>) -> Result<Response<PendingReply>, Status> {
+        let (questions, _) = self.state.questions.subscribe(req.into_inner().session_id);
+        Ok(Response::new(PendingReply { questions }))
     }
 
     async fn answer(&self, req: Request<AnswerRequest>) -> Result<Response<AnswerReply>, Status> {

@@ -106,12 +106,8 @@ pub fn open(
     let prompt = match PromptMode::try_from(req.prompt) {
         Ok(PromptMode::Allow) => Prompt::Allow,
         Ok(PromptMode::Deny) => Prompt::Deny,
-        Ok(PromptMode::Ask) => Prompt::Ask,
-        Ok(PromptMode::Answer) | Ok(PromptMode::Desktop) => {
-            return Err(SetupError::Refused(
-                "this daemon cannot ask through `hallpass answer` or the desktop yet: use --prompt=ask, allow or deny".into(),
-            ))
-        }
+        // Where the question is shown is the launcher's business; here they are all asked.
+        Ok(PromptMode::Ask) | Ok(PromptMode::Answer) | Ok(PromptMode::Desktop) => Prompt::Ask,
         _ => {
             return Err(SetupError::Refused(
                 "unknown prompt mode (version mismatch between hallpass and hallpassd?)".into(),

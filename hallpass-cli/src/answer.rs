@@ -1,0 +1,277 @@
+//! `hallpass answer`: answers questions from another terminal (or over ssh), with the keys of
+//! the prompt bar; or, for scripts, lists them as JSON and answers one by id.
+
+use std::io::{IsTerminal, Read, Write};
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+
+use hallpass_proto::hallpass_client::HallpassClient;
+use hallpass_proto::{event, Answer, AnswerRequest, Question, WatchRequest};
+use tonic::transport::Channel;
+
+use crate::api::{client_at, runtime, say};
+use crate::bar;
+use crate::flags::{AnswerArgs, AnswerWord};
+use crate::sys::pty::{self, RawMode};
+use crate::Failure;
+
+pub fn answer(args: AnswerArgs) -> Result<i32, Failure> {
+    let rt = runtime()?;
+    rt.block_on(async {
+        let mut c = client_at(args.socket.as_deref()).await?;
+        let session = args.session.unwrap_or(0);
+        if args.json {
+            let list = c
+                .pending(WatchRequest {
+                    session_id: session,
+                })
+                .await
+                .map_err(|e| Failure::new(format!("answer: {}", say(&e))))?
+                .into_inner()
+                .questions;
+            let v: Vec<_> = list.iter().map(to_json).collect();
+            println!("{}", serde_json::Value::Array(v));
+            return Ok(0);
+        }
+        if let (Some(id), Some(word)) = (args.id, args.answer) {
+            let r = c
+                .answer(AnswerRequest {
+                    question_id: id,
+                    answer: answer_of(word) as i32,
+                    scope: args
+                        .scope
+                        .as_deref()
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                })
+                .await
+                .map_err(|e| Failure::new(format!("answer: {}", say(&e))))?;
+            let w = &r.get_ref().warning;
+            if !w.is_empty() {
+                eprintln!("hallpass: {w}");
+            }
+            return Ok(0);
+        }
+        if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+            return Err(Failure::new(
+                "hallpass answer needs a terminal to answer interactively; use --json to list the questions and --id ID ANSWER to answer one",
+            ));
+        }
+        interactive(c, session).await
+    })
+}
+
+fn answer_of(w: AnswerWord) -> Answer {
+    match w {
+        AnswerWord::Once => Answer::Once,
+        AnswerWord::Timed => Answer::Timed,
+        AnswerWord::Always => Answer::Always,
+        AnswerWord::Deny => Answer::Deny,
+        AnswerWord::Never => Answer::Never,
+    }
+}
+
+fn to_json(q: &Question) -> serde_json::Value {
+    serde_json::json!({
+        "id": q.id, "session": q.session_id, "command": q.command, "pid": q.pid, "name": q.name,
+        "exe": q.exe, "syscall": q.syscall, "path": q.path, "chain": q.chain, "scope": q.scope,
+        "timed_secs": q.timed_secs, "asked_ms": q.asked_ms,
+    })
+}
+
+/// What the interactive client shows.
+struct View {
+    /// Pending questions, oldest first, with the scope chosen so far.
+    list: Vec<(Question, PathBuf)>,
+    selected: usize,
+    /// A line about the last answer that did not apply.
+    note: String,
+}
+
+impl View {
+    fn render(&self, size: pty::Size) -> String {
+        let w = size.cols as usize;
+        let cut = |s: String| -> String {
+            if s.chars().count() > w {
+                s.chars().take(w.saturating_sub(1)).chain(['…']).collect()
+            } else {
+                s
+            }
+        };
+        let mut out = vec![cut(match self.list.len() {
+            0 => "hallpass answer: no questions waiting; new ones show up here.  [q] quit".into(),
+            1 => "hallpass answer: 1 question waiting.  [q] quit".into(),
+            n => format!("hallpass answer: {n} questions waiting; [j]/[k] select.  [q] quit"),
+        })];
+        out.push(String::new());
+        for (i, (q, scope)) in self.list.iter().enumerate() {
+            let mark = if i == self.selected { ">" } else { " " };
+            let who = if q.name.is_empty() {
+                format!("pid {}", q.pid)
+            } else {
+                format!("{} (pid {})", q.name, q.pid)
+            };
+            let mut cmd = q.command.join(" ");
+            if cmd.chars().count() > 40 {
+                cmd = cmd.chars().take(39).chain(['…']).collect();
+            }
+            out.push(cut(format!(
+                "{mark} [{}] session {} ({cmd}): {who}",
+                q.id, q.session_id
+            )));
+            out.push(cut(format!("      wants to write {}", q.path)));
+            out.push(cut(format!("      by: {}", q.chain.join(" ← "))));
+            out.push(cut(format!(
+                "      [t] and [a] allow, [n] denies: {}",
+                scope.display()
+            )));
+        }
+        if let Some((q, _)) = self.list.get(self.selected) {
+            out.push(String::new());
+            out.push(cut(format!(
+                "[o] allow once  [t] for {}  [a] always  [d] deny  [n] never  [+]/[-] wider/narrower",
+                bar::duration(q.timed_secs)
+            )));
+        }
+        if !self.note.is_empty() {
+            out.push(String::new());
+            out.push(cut(self.note.clone()));
+        }
+        let rows = size.rows as usize;
+        out.truncate(rows);
+        format!("\x1b[H\x1b[2J{}", out.join("\r\n"))
+    }
+}
+
+async fn interactive(mut c: HallpassClient<Channel>, session: u64) -> Result<i32, Failure> {
+    let mut stream = c
+        .watch(WatchRequest {
+            session_id: session,
+        })
+        .await
+        .map_err(|e| Failure::new(format!("answer: {}", say(&e))))?
+        .into_inner();
+    let raw = RawMode::enter(std::io::stdin().as_fd())
+        .map_err(|e| Failure::new(format!("cannot set the terminal to raw mode: {e}")))?;
+    let (ktx, mut keys) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin();
+        let mut buf = [0u8; 64];
+        while let Ok(n) = stdin.read(&mut buf) {
+            if n == 0 || ktx.send(buf[..n].to_vec()).is_err() {
+                return;
+            }
+        }
+    });
+    let mut out = std::io::stdout();
+    // The alternate screen: leaving puts back what the terminal showed.
+    let _ = out.write_all(b"\x1b[?1049h\x1b[?25l");
+    let mut view = View {
+        list: Vec::new(),
+        selected: 0,
+        note: String::new(),
+    };
+    let size =
+        || pty::size_of(std::io::stdout().as_fd()).unwrap_or(pty::Size { rows: 24, cols: 80 });
+    let result = loop {
+        let _ = out.write_all(view.render(size()).as_bytes());
+        let _ = out.flush();
+        tokio::select! {
+            m = stream.message() => match m {
+                Ok(Some(ev)) => match ev.kind {
+                    Some(event::Kind::Asked(q)) => {
+                        if !view.list.iter().any(|(x, _)| x.id == q.id) {
+                            let scope = PathBuf::from(&q.scope);
+                            view.list.push((q, scope));
+                        }
+                    }
+                    Some(event::Kind::Resolved(r)) => {
+                        view.list.retain(|(q, _)| q.id != r.question_id);
+                        view.selected = view.selected.min(view.list.len().saturating_sub(1));
+                    }
+                    None => {}
+                },
+                Ok(None) => break Err(Failure::new("the daemon closed the question stream")),
+                Err(e) => break Err(Failure::new(format!("lost the daemon: {}", say(&e)))),
+            },
+            k = keys.recv() => {
+                let Some(k) = k else { break Ok(0) };
+                match key(&mut view, &k) {
+                    Key::Quit => break Ok(0),
+                    Key::Answer(req) => {
+                        view.note = match c.answer(req).await {
+                            Ok(r) if !r.get_ref().warning.is_empty() => r.get_ref().warning.clone(),
+                            Ok(_) => String::new(),
+                            Err(e) => format!("not applied: {}", say(&e)),
+                        };
+                    }
+                    Key::Redraw => {}
+                }
+            }
+        }
+    };
+    let _ = out.write_all(b"\x1b[?25h\x1b[?1049l");
+    let _ = out.flush();
+    drop(raw);
+    result
+}
+
+enum Key {
+    Quit,
+    Answer(AnswerRequest),
+    Redraw,
+}
+
+fn key(view: &mut View, k: &[u8]) -> Key {
+    // Arrow keys arrive as one escape sequence; any other multi-byte chunk is a paste and
+    // answers nothing.
+    let b = match k {
+        b"\x1b[A" | b"\x1bOA" => b'k',
+        b"\x1b[B" | b"\x1bOB" => b'j',
+        [b] => *b,
+        _ => return Key::Redraw,
+    };
+    match b {
+        b'q' | 0x03 | 0x04 => return Key::Quit,
+        b'j' => {
+            view.selected = (view.selected + 1).min(view.list.len().saturating_sub(1));
+            return Key::Redraw;
+        }
+        b'k' => {
+            view.selected = view.selected.saturating_sub(1);
+            return Key::Redraw;
+        }
+        _ => {}
+    }
+    let Some((q, scope)) = view.list.get_mut(view.selected) else {
+        return Key::Redraw;
+    };
+    let answer = match b {
+        b'o' => Answer::Once,
+        b't' => Answer::Timed,
+        b'a' => Answer::Always,
+        b'd' => Answer::Deny,
+        b'n' => Answer::Never,
+        b'+' | b'=' => {
+            *scope = bar::wider(scope);
+            return Key::Redraw;
+        }
+        b'-' => {
+            *scope = bar::narrower(scope, Path::new(&q.path));
+            return Key::Redraw;
+        }
+        _ => return Key::Redraw,
+    };
+    let req = AnswerRequest {
+        question_id: q.id,
+        answer: answer as i32,
+        scope: if scope.as_os_str() == q.scope.as_str() {
+            String::new()
+        } else {
+            scope.to_string_lossy().into_owned()
+        },
+    };
+    view.list.remove(view.selected);
+    view.selected = view.selected.min(view.list.len().saturating_sub(1));
+    Key::Answer(req)
+}

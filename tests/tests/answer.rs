@@ -1,0 +1,282 @@
+//! Answering from elsewhere: `hallpass answer` (scripted and interactive in tmux), through a
+//! relayed socket, and the refusals: a supervised process cannot answer its own question or
+//! change the rules, and garbage on the API socket harms nothing.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hallpass_tests::*;
+
+/// Starts `hallpass --prompt=answer --log=LOG -- sh -c SCRIPT` in the background.
+fn session(s: &Scratch, log: &Path, script: &str) -> Child {
+    s.hallpass([
+        "--prompt=answer",
+        &format!("--log={}", log.display()),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap()
+}
+
+/// `hallpass answer --json [EXTRA...]`, parsed.
+fn pending(s: &Scratch, extra: &[&str]) -> Vec<serde_json::Value> {
+    try_pending(s, extra).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn try_pending(s: &Scratch, extra: &[&str]) -> Result<Vec<serde_json::Value>, String> {
+    let out = run(s.hallpass(["answer", "--json"]).args(extra));
+    if !out.status.success() {
+        return Err(stderr(&out));
+    }
+    Ok(serde_json::from_slice::<serde_json::Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone())
+}
+
+/// Waits until `n` questions are pending; returns them.
+fn wait_pending(s: &Scratch, n: usize, extra: &[&str]) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        // The session's launcher starts the daemon: it may not answer yet.
+        let p = try_pending(s, extra).unwrap_or_default();
+        if p.len() == n {
+            return p;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} questions pending, not {n}: {p:?}",
+            p.len()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn finish(c: Child) -> std::process::Output {
+    let pid = c.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(c.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("the session did not finish");
+        }
+    }
+}
+
+#[test]
+fn a_pending_write_is_listed_and_answered_by_id() {
+    for v in variants() {
+        let s = Scratch::new("answer-id", v);
+        let log = s.root.join("log.jsonl");
+        let (a, b) = (s.outside.join("a"), s.outside.join("b"));
+        let c = session(
+            &s,
+            &log,
+            &format!(
+                "hp-write touch {}; hp-write touch {}",
+                a.display(),
+                b.display()
+            ),
+        );
+        let q = wait_pending(&s, 1, &[]);
+        assert_eq!(q[0]["path"], a.to_string_lossy().as_ref());
+        assert_eq!(q[0]["syscall"], "openat");
+        assert_eq!(q[0]["name"], "hp-write");
+        assert_eq!(q[0]["chain"][0], "hp-write touch");
+        assert_eq!(q[0]["scope"], s.root.to_string_lossy().as_ref());
+        let id = q[0]["id"].to_string();
+        let out = run(s.hallpass(["answer", "--id", &id, "once"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        // The first answer wins; a second one is refused.
+        let out = run(s.hallpass(["answer", "--id", &id, "deny"]));
+        assert_eq!(out.status.code(), Some(125));
+        assert!(
+            stderr(&out).contains("no pending question"),
+            "{}",
+            stderr(&out)
+        );
+        let q = wait_pending(&s, 1, &[]);
+        assert_eq!(q[0]["path"], b.to_string_lossy().as_ref());
+        // A scope that does not hold the path is refused.
+        let id = q[0]["id"].to_string();
+        let out = run(s.hallpass(["answer", "--id", &id, "always", "--scope", "/nowhere"]));
+        assert_eq!(out.status.code(), Some(125));
+        assert!(stderr(&out).contains("does not hold"), "{}", stderr(&out));
+        let out = run(s.hallpass(["answer", "--id", &id, "deny"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let out = finish(c);
+        assert_eq!(stdout(&out), "ok\nerr 13\n");
+        assert!(
+            stderr(&out).contains("wait for `hallpass answer` (run it in another terminal)"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(a.exists() && !b.exists());
+        let lines = s.log_lines(&log);
+        let reasons: Vec<_> = lines
+            .iter()
+            .map(|l| l["reason"].as_str().unwrap())
+            .collect();
+        assert_eq!(reasons, ["once", "denied"]);
+    }
+}
+
+#[test]
+fn the_interactive_client_answers_two_sessions_in_turn() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("answer-tmux", v);
+        let (a, b) = (s.outside.join("a"), s.outside.join("b"));
+        let c1 = session(
+            &s,
+            &s.root.join("1.jsonl"),
+            &format!("hp-write touch {}", a.display()),
+        );
+        wait_pending(&s, 1, &[]);
+        let c2 = session(
+            &s,
+            &s.root.join("2.jsonl"),
+            &format!("hp-write touch {}", b.display()),
+        );
+        let q = wait_pending(&s, 2, &[]);
+        assert_ne!(q[0]["session"], q[1]["session"]);
+        let t = s.tmux(120, 30);
+        t.line("hallpass answer");
+        let sc = t.wait_for("two questions", |x| x.contains("2 questions waiting"));
+        assert!(
+            sc.contains(&format!("wants to write {}", a.display())),
+            "{sc}"
+        );
+        assert!(
+            sc.contains(&format!("wants to write {}", b.display())),
+            "{sc}"
+        );
+        assert!(sc.contains("by: hp-write touch"), "{sc}");
+        assert!(sc.contains("[o] allow once  [t] for 5m0s"), "{sc}");
+        // The oldest is selected: allow it; then deny the other.
+        t.keys(&["o"]);
+        t.wait_for("one question", |x| x.contains("1 question waiting"));
+        t.keys(&["d"]);
+        t.wait_for("none", |x| x.contains("no questions waiting"));
+        t.keys(&["q"]);
+        t.wait_for("the shell", |x| x.lines().any(|l| l.trim() == "$"));
+        assert_eq!(stdout(&finish(c1)), "ok\n");
+        assert_eq!(stdout(&finish(c2)), "err 13\n");
+        assert!(a.exists() && !b.exists());
+    }
+}
+
+#[test]
+fn a_relayed_socket_answers_like_the_local_one() {
+    let s = Scratch::new("answer-relay", variants()[0]);
+    let log = s.root.join("log.jsonl");
+    let f = s.outside.join("f");
+    let c = session(&s, &log, &format!("hp-write touch {}", f.display()));
+    wait_pending(&s, 1, &[]);
+    let relay = s.root.join("relay.sock");
+    let api = s.runtime.join("hallpass/api.sock");
+    let mut socat = s
+        .command("socat")
+        .arg(format!("UNIX-LISTEN:{},fork", relay.display()))
+        .arg(format!("UNIX-CONNECT:{}", api.display()))
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !relay.exists() {
+        assert!(Instant::now() < deadline, "socat did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sock = relay.to_string_lossy().into_owned();
+    let q = pending(&s, &["--socket", &sock]);
+    assert_eq!(q.len(), 1);
+    let out = run(s.hallpass([
+        "answer",
+        "--socket",
+        &sock,
+        "--id",
+        &q[0]["id"].to_string(),
+        "once",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&finish(c)), "ok\n");
+    let _ = socat.kill();
+    let _ = socat.wait();
+}
+
+#[test]
+fn a_supervised_process_cannot_answer_or_change_the_rules() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("answer-self", v);
+        let log = s.root.join("log.jsonl");
+        let f = s.outside.join("f");
+        // The session asks, then tries to answer its own question and to add a rule, then
+        // says how that went; the write waits for a real answer.
+        let script = format!(
+            "hp-write touch {f} & sleep 1; \
+             hallpass answer --json >/dev/null 2>&1; echo list=$?; \
+             hallpass answer --id 1 once >/dev/null 2>&1; echo answer=$?; \
+             hallpass rules allow {out} >/dev/null 2>&1; echo rules=$?; \
+             wait",
+            f = f.display(),
+            out = s.outside.display()
+        );
+        let c = session(&s, &log, &script);
+        let q = wait_pending(&s, 1, &[]);
+        // Give the inner attempts time to fail.
+        std::thread::sleep(Duration::from_millis(2500));
+        let q2 = pending(&s, &[]);
+        assert_eq!(q2.len(), 1, "the question was answered from inside: {q2:?}");
+        assert_eq!(q2[0]["id"], q[0]["id"]);
+        assert!(!f.exists());
+        assert!(!s.home.join(".config/hallpass/rules").exists());
+        let out = run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let out = finish(c);
+        let so = stdout(&out);
+        for what in ["list", "answer", "rules"] {
+            assert!(
+                so.lines()
+                    .any(|l| l.starts_with(&format!("{what}=")) && !l.ends_with("=0")),
+                "{what} succeeded from inside the session: {so}"
+            );
+        }
+        assert!(so.ends_with("err 13\n") || so.contains("err 13"), "{so}");
+        // The daemon says why in its log.
+        let dlog =
+            std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.log")).unwrap_or_default();
+        assert!(dlog.contains("is supervised by session launcher"), "{dlog}");
+    }
+}
+
+#[test]
+fn garbage_on_the_api_socket_leaves_the_daemon_up() {
+    use std::io::Write;
+    let s = Scratch::new("api-garbage", variants()[0]);
+    assert!(run(s.hallpass(["--prompt=deny", "--", "true"]))
+        .status
+        .success());
+    let api = s.runtime.join("hallpass/api.sock");
+    for junk in [
+        &b"\xff\xff\xff\xff garbage"[..],
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00",
+        b"GET / HTTP/1.1\r\n\r\n",
+        b"",
+    ] {
+        let mut c = std::os::unix::net::UnixStream::connect(&api).unwrap();
+        let _ = c.write_all(junk);
+        drop(c);
+    }
+    // Still serving.
+    let st = s.status();
+    assert!(st["pid"].as_i64().unwrap() > 0);
+}
