@@ -179,12 +179,11 @@ async fn interactive(mut c: HallpassClient<Channel>, session: u64) -> Result<i32
         tokio::select! {
             m = stream.message() => match m {
                 Ok(Some(ev)) => match ev.kind {
-                    Some(event::Kind::Asked(q)) => {
-                        if !view.list.iter().any(|(x, _)| x.id == q.id) {
-                            let scope = PathBuf::from(&q.scope);
-                            view.list.push((q, scope));
-                        }
+                    Some(event::Kind::Asked(q)) if !view.list.iter().any(|(x, _)| x.id == q.id) => {
+                        let scope = PathBuf::from(&q.scope);
+                        view.list.push((q, scope));
                     }
+                    Some(event::Kind::Asked(_)) => {}
                     Some(event::Kind::Resolved(r)) => {
                         view.list.retain(|(q, _)| q.id != r.question_id);
                         view.selected = view.selected.min(view.list.len().saturating_sub(1));
