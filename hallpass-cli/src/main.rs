@@ -5,6 +5,7 @@ mod answer;
 mod api;
 mod bar;
 mod daemon;
+mod desktop;
 mod flags;
 mod rules;
 mod run;

@@ -24,8 +24,8 @@ use crate::sys::launch::{
     self, ChildFailed, STAGE_EXEC, STAGE_FILTER, STAGE_NO_NEW_PRIVS, STAGE_TTY,
 };
 use crate::sys::pty::{self, RawMode, Size};
-use crate::terminal;
 use crate::Failure;
+use crate::{desktop, terminal};
 
 /// Runs the command; returns its exit status.
 pub fn run(args: RunArgs) -> Result<i32, Failure> {
@@ -249,6 +249,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             opened.session_id
         );
     }
+    let desktop = (args.prompt == PromptArg::Desktop).then(|| desktop::start(opened.session_id));
     let code = match leader {
         None => wait_for(pid, &signals, &|| {}),
         Some(leader) => {
@@ -265,6 +266,9 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             code
         }
     };
+    if let Some(d) = desktop {
+        d.finish();
+    }
     drop(sock);
     Ok(code)
 }
@@ -272,9 +276,13 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
 /// Flags parsed but not built yet: a clear error, never a silent fallback.
 fn not_yet(args: &RunArgs) -> Result<(), Failure> {
     let msg: String = match (args.prompt, args.mode, args.wait) {
-        (PromptArg::Desktop, _, _) => "--prompt=desktop is not available yet; use --prompt=ask (the bar in this terminal), --prompt=answer (`hallpass answer` elsewhere), --prompt=deny or --prompt=allow".into(),
-        (_, ModeArg::Strict, _) => "--mode=strict is not available yet; only --mode=lite works in this version".into(),
-        (_, _, WaitArg::All) => "--wait=all is not available yet; hallpass stops supervising when the command exits".into(),
+        (_, ModeArg::Strict, _) => {
+            "--mode=strict is not available yet; only --mode=lite works in this version".into()
+        }
+        (_, _, WaitArg::All) => {
+            "--wait=all is not available yet; hallpass stops supervising when the command exits"
+                .into()
+        }
         _ => return Ok(()),
     };
     Err(Failure::new(msg))

@@ -1,0 +1,177 @@
+//! `--prompt=desktop`: a desktop notification per question, with a button per answer. A
+//! question answered elsewhere (another notification, `hallpass answer`) closes its
+//! notification. Without a notification server, hallpass says so once and the questions wait
+//! for `hallpass answer`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hallpass_proto::hallpass_client::HallpassClient;
+use hallpass_proto::{event, Answer, AnswerRequest, Question, WatchRequest};
+use notify_rust::{Notification, NotificationResponse, Timeout};
+use tokio::sync::{oneshot, watch};
+use tonic::transport::Channel;
+
+use crate::api::{client, runtime, say};
+use crate::bar;
+
+/// The notifier of one session, running on a thread of its own.
+pub struct Desktop {
+    stop: watch::Sender<bool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Desktop {
+    /// Closes the notifications still open and stops.
+    pub fn finish(self) {
+        let _ = self.stop.send(true);
+        let _ = self.thread.join();
+    }
+}
+
+pub fn start(session: u64) -> Desktop {
+    let (stop, stopped) = watch::channel(false);
+    let thread = std::thread::spawn(move || {
+        let Ok(rt) = runtime() else {
+            eprintln!("hallpass: cannot show desktop notifications: no async runtime; answer with `hallpass answer`");
+            return;
+        };
+        rt.block_on(follow(session, stopped));
+    });
+    Desktop { stop, thread }
+}
+
+async fn follow(session: u64, mut stopped: watch::Receiver<bool>) {
+    let mut c = match client().await {
+        Ok(c) => c,
+        Err(f) => return eprintln!("hallpass: {}", f.message),
+    };
+    let mut stream = match c
+        .watch(WatchRequest {
+            session_id: session,
+        })
+        .await
+    {
+        Ok(s) => s.into_inner(),
+        Err(e) => return eprintln!("hallpass: cannot follow questions: {}", say(&e)),
+    };
+    let warned = Arc::new(AtomicBool::new(false));
+    let mut open: HashMap<u64, oneshot::Sender<()>> = HashMap::new();
+    let mut tasks = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            m = stream.message() => match m {
+                Ok(Some(ev)) => match ev.kind {
+                    Some(event::Kind::Asked(q)) if !open.contains_key(&q.id) => {
+                        let (tx, rx) = oneshot::channel();
+                        open.insert(q.id, tx);
+                        tasks.spawn(notify(q, rx, c.clone(), warned.clone()));
+                    }
+                    Some(event::Kind::Resolved(r)) => {
+                        if let Some(tx) = open.remove(&r.question_id) {
+                            let _ = tx.send(());
+                        }
+                    }
+                    _ => {}
+                },
+                _ => break,
+            },
+            _ = stopped.changed() => break,
+        }
+    }
+    // Take down what is still shown: its session is over.
+    for (_, tx) in open.drain() {
+        let _ = tx.send(());
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+}
+
+/// Shows one question until it is answered here (then sends the answer) or elsewhere (then
+/// closes it).
+async fn notify(
+    q: Question,
+    closed: oneshot::Receiver<()>,
+    mut c: HallpassClient<Channel>,
+    warned: Arc<AtomicBool>,
+) {
+    let who = if q.name.is_empty() {
+        format!("pid {}", q.pid)
+    } else {
+        format!("{} (pid {})", q.name, q.pid)
+    };
+    let mut n = Notification::new();
+    n.appname("hallpass")
+        .summary(&format!("hallpass: {who} wants to write"))
+        .body(&format!(
+            "{}\nby: {}\n[t] [a] [n] apply to: {}",
+            q.path,
+            q.chain.join(" ← "),
+            q.scope
+        ))
+        .action("once", "Allow once")
+        .action(
+            "timed",
+            &format!("Allow for {}", bar::duration(q.timed_secs)),
+        )
+        .action("always", "Always allow")
+        .action("deny", "Deny")
+        .action("never", "Never allow")
+        .timeout(Timeout::Never);
+    let handle = match n.show_async().await {
+        Ok(h) => h,
+        Err(e) => {
+            if !warned.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "hallpass: cannot show a desktop notification ({e}); the question waits: answer it with `hallpass answer` in a terminal"
+                );
+            }
+            return;
+        }
+    };
+    let (atx, arx) = oneshot::channel::<String>();
+    let elsewhere = {
+        let wait = handle.wait_for_action_async(move |r: &NotificationResponse| {
+            if let NotificationResponse::Action(a) = r {
+                let _ = atx.send(a.clone());
+            }
+        });
+        tokio::select! {
+            _ = wait => false,
+            _ = closed => true,
+        }
+    };
+    // Taken down either way: answered elsewhere, or here (some servers keep a notification
+    // up after an action).
+    handle.close_async().await;
+    if elsewhere {
+        return;
+    }
+    // Dismissed without a button: the question stays open for other ways to answer.
+    let Ok(action) = arx.await else { return };
+    let answer = match action.as_str() {
+        "once" => Answer::Once,
+        "timed" => Answer::Timed,
+        "always" => Answer::Always,
+        "deny" => Answer::Deny,
+        "never" => Answer::Never,
+        _ => return,
+    };
+    let r = c
+        .answer(AnswerRequest {
+            question_id: q.id,
+            answer: answer as i32,
+            scope: String::new(),
+        })
+        .await;
+    match r {
+        Ok(r) if !r.get_ref().warning.is_empty() => eprintln!("hallpass: {}", r.get_ref().warning),
+        Ok(_) => {}
+        Err(e) if e.code() == tonic::Code::FailedPrecondition => {}
+        Err(e) => eprintln!("hallpass: the answer was refused: {}", say(&e)),
+    }
+}

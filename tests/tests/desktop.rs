@@ -1,0 +1,300 @@
+//! `--prompt=desktop` against a real desktop: an X server (Xvfb), a D-Bus session bus
+//! (dbus-daemon) and a notification server with actions (dunst). dunst's action menu runs the
+//! program its config names as `dmenu`; a script there is how the test "clicks".
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hallpass_tests::*;
+
+/// A desktop for one test, run as the scratch's user; everything is stopped on drop.
+struct Desktop {
+    display: String,
+    bus: String,
+    dir: PathBuf,
+    children: Vec<Child>,
+    bus_pid: Option<String>,
+}
+
+fn free_display() -> u32 {
+    (100..400)
+        .map(|n| n + std::process::id() % 300)
+        .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
+        .expect("no free X display number")
+}
+
+impl Desktop {
+    fn start(s: &Scratch, with_server: bool) -> Desktop {
+        let dir = s.root.join("desktop");
+        std::fs::create_dir_all(dir.join("cfg/dunst")).unwrap();
+        let n = free_display();
+        let display = format!(":{n}");
+        let xvfb = Command::new("Xvfb")
+            .args([
+                &display,
+                "-screen",
+                "0",
+                "800x600x24",
+                "-ac",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb (apt-get install xvfb)");
+        let sock = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !sock.exists() {
+            assert!(Instant::now() < deadline, "Xvfb did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let bus = format!("unix:path={}", dir.join("bus").display());
+        // The menu "click": pick the "Allow once" line from the actions dunst offers.
+        let pick = dir.join("pick.sh");
+        std::fs::write(
+            &pick,
+            format!(
+                "#!/bin/sh\ntee {}/menu.txt | grep -m1 'Allow once'\n",
+                dir.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&pick, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        std::fs::write(
+            dir.join("cfg/dunst/dunstrc"),
+            format!("[global]\n    dmenu = {}\n", pick.display()),
+        )
+        .unwrap();
+        s.chown(&dir);
+        let mut d = Desktop {
+            display,
+            bus,
+            dir: dir.clone(),
+            children: vec![xvfb],
+            bus_pid: None,
+        };
+        // A session bus that activates nothing: a notification server runs only if the test
+        // starts one (dunst's package would have the standard bus start it on demand).
+        std::fs::create_dir_all(dir.join("services")).unwrap();
+        let conf = dir.join("bus.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\" \
+                 \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n\
+                 <busconfig><type>session</type><listen>{}</listen><servicedir>{}</servicedir>\
+                 <policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/>\
+                 <allow eavesdrop=\"true\"/><allow own=\"*\"/></policy></busconfig>\n",
+                d.bus,
+                dir.join("services").display()
+            ),
+        )
+        .unwrap();
+        s.chown(&dir);
+        let out = run(d
+            .env(s.command("dbus-daemon"))
+            .arg(format!("--config-file={}", conf.display()))
+            .args(["--fork", "--print-pid=1"]));
+        assert!(out.status.success(), "dbus-daemon: {}", stderr(&out));
+        d.bus_pid = Some(stdout(&out).trim().to_string());
+        if with_server {
+            let dunst = d
+                .env(s.command("dunst"))
+                .env("XDG_CONFIG_HOME", dir.join("cfg"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("dunst (apt-get install dunst)");
+            d.children.push(dunst);
+            // Ready when it answers on the bus.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !run(d.env(s.command("dunstctl")).arg("count"))
+                .status
+                .success()
+            {
+                assert!(Instant::now() < deadline, "dunst did not start");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        d
+    }
+
+    /// `cmd` with this desktop's display and bus.
+    fn env(&self, mut cmd: Command) -> Command {
+        cmd.env("DISPLAY", &self.display)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus);
+        cmd
+    }
+
+    /// Notifications on screen.
+    fn displayed(&self, s: &Scratch) -> usize {
+        let out = run(self
+            .env(s.command("dunstctl"))
+            .arg("count")
+            .arg("displayed"));
+        stdout(&out).trim().parse().unwrap_or(usize::MAX)
+    }
+
+    fn wait_displayed(&self, s: &Scratch, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.displayed(s) != n {
+            assert!(
+                Instant::now() < deadline,
+                "{} notifications shown, not {n}",
+                self.displayed(s)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Desktop {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if let Some(p) = &self.bus_pid {
+            let _ = Command::new("kill").arg(p).status();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn session(s: &Scratch, d: &Desktop, log: &Path, script: &str) -> Child {
+    d.env(s.hallpass([
+        "--prompt=desktop",
+        &format!("--log={}", log.display()),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]))
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap()
+}
+
+fn finish(c: Child) -> std::process::Output {
+    let pid = c.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(c.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("the session did not finish");
+        }
+    }
+}
+
+fn pending(s: &Scratch) -> Vec<serde_json::Value> {
+    let out = run(s.hallpass(["answer", "--json"]));
+    if !out.status.success() {
+        return Vec::new();
+    }
+    serde_json::from_slice::<serde_json::Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn clicking_allow_once_releases_the_write_and_an_answer_elsewhere_closes_it() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("desktop", v);
+        let d = Desktop::start(&s, true);
+        let log = s.root.join("log.jsonl");
+        let (a, b) = (s.outside.join("a"), s.outside.join("b"));
+        let c = session(
+            &s,
+            &d,
+            &log,
+            &format!(
+                "hp-write touch {}; hp-write touch {}",
+                a.display(),
+                b.display()
+            ),
+        );
+        d.wait_displayed(&s, 1);
+        // The action menu, through pick.sh: "Allow once".
+        let out = run(d.env(s.command("dunstctl")).arg("context"));
+        assert!(out.status.success(), "{}", stderr(&out));
+        // The first write goes through; the second asks with a new notification.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let q = loop {
+            let q = pending(&s);
+            if q.len() == 1 && q[0]["path"] == b.to_string_lossy().as_ref() {
+                break q;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the second question never came: {q:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(a.exists());
+        let menu = std::fs::read_to_string(d.dir.join("menu.txt")).unwrap_or_default();
+        for label in [
+            "Allow once",
+            "Allow for 5m0s",
+            "Always allow",
+            "Deny",
+            "Never allow",
+        ] {
+            assert!(
+                menu.contains(label),
+                "{label} missing from the actions: {menu}"
+            );
+        }
+        d.wait_displayed(&s, 1);
+        // Answered in a terminal: its notification goes away.
+        let out = run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        d.wait_displayed(&s, 0);
+        let out = finish(c);
+        assert_eq!(stdout(&out), "ok\nerr 13\n", "{}", stderr(&out));
+        let reasons: Vec<_> = s
+            .log_lines(&log)
+            .iter()
+            .map(|l| l["reason"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(reasons, ["once", "denied"]);
+    }
+}
+
+#[test]
+fn without_a_notification_server_it_says_so_and_the_question_waits() {
+    let s = Scratch::new("desktop-none", variants()[0]);
+    let d = Desktop::start(&s, false);
+    let log = s.root.join("log.jsonl");
+    let f = s.outside.join("f");
+    let c = session(&s, &d, &log, &format!("hp-write touch {}", f.display()));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let q = loop {
+        let q = pending(&s);
+        if q.len() == 1 {
+            break q;
+        }
+        assert!(Instant::now() < deadline, "no question");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Still answerable from a terminal.
+    let out = run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "once"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = finish(c);
+    assert_eq!(stdout(&out), "ok\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("hallpass: cannot show a desktop notification (")
+            && err.contains("answer it with `hallpass answer` in a terminal"),
+        "{err}"
+    );
+}
