@@ -133,15 +133,20 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             "lost the daemon while registering the session: {e}"
         ))
     };
-    control::send(
+    // The daemon may refuse us before reading anything (a supervised peer): then the send
+    // fails, and its reason is waiting to be read.
+    let sent = control::send(
         &sock,
         &ControlRequest {
             kind: Some(control_request::Kind::Open(open)),
         },
         &[],
-    )
-    .map_err(talk)?;
-    let opened = match control::recv::<ControlReply>(&sock).map_err(talk)?.0.kind {
+    );
+    let reply = control::recv::<ControlReply>(&sock);
+    if let (Err(e), Err(_)) = (&sent, &reply) {
+        return Err(talk(io::Error::new(e.kind(), e.to_string())));
+    }
+    let opened = match reply.map_err(talk)?.0.kind {
         Some(control_reply::Kind::Opened(o)) => o,
         Some(control_reply::Kind::Refused(r)) => {
             return Err(Failure::new(format!(

@@ -17,22 +17,16 @@ struct Desktop {
     bus_pid: Option<String>,
 }
 
-fn free_display() -> u32 {
-    (100..400)
-        .map(|n| n + std::process::id() % 300)
-        .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
-        .expect("no free X display number")
-}
-
 impl Desktop {
     fn start(s: &Scratch, with_server: bool) -> Desktop {
         let dir = s.root.join("desktop");
         std::fs::create_dir_all(dir.join("cfg/dunst")).unwrap();
-        let n = free_display();
-        let display = format!(":{n}");
-        let xvfb = Command::new("Xvfb")
+        // Xvfb picks a free display itself and says which once it is ready (-displayfd), so
+        // tests running at once never share one.
+        let mut xvfb = Command::new("Xvfb")
             .args([
-                &display,
+                "-displayfd",
+                "1",
                 "-screen",
                 "0",
                 "800x600x24",
@@ -40,16 +34,18 @@ impl Desktop {
                 "-nolisten",
                 "tcp",
             ])
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("Xvfb (apt-get install xvfb)");
-        let sock = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !sock.exists() {
-            assert!(Instant::now() < deadline, "Xvfb did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(xvfb.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let n: u32 = line.trim().parse().expect("Xvfb did not say its display");
+        let display = format!(":{n}");
         let bus = format!("unix:path={}", dir.join("bus").display());
         // The menu "click": pick the "Allow once" line from the actions dunst offers.
         let pick = dir.join("pick.sh");
