@@ -7,6 +7,7 @@ mod bar;
 mod daemon;
 mod desktop;
 mod flags;
+mod procs;
 mod rules;
 mod run;
 mod status;

@@ -25,7 +25,7 @@ use crate::sys::launch::{
 };
 use crate::sys::pty::{self, RawMode, Size};
 use crate::Failure;
-use crate::{desktop, terminal};
+use crate::{desktop, procs, terminal};
 
 /// Runs the command; returns its exit status.
 pub fn run(args: RunArgs) -> Result<i32, Failure> {
@@ -254,18 +254,19 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             opened.session_id
         );
     }
+    let wait_all = args.wait == WaitArg::All;
     let desktop = (args.prompt == PromptArg::Desktop).then(|| desktop::start(opened.session_id));
     let code = match leader {
-        None => wait_for(pid, &signals, &|| {}),
+        None => wait_for(pid, &signals, &|| {}, wait_all),
         Some(leader) => {
             let raw = RawMode::enter(std::io::stdin().as_fd())
                 .map_err(|e| Failure::new(format!("cannot set the terminal to raw mode: {e}")))?;
-            let relay = terminal::start(leader, size, opened.session_id, child.pid)
+            let relay = terminal::start(leader, size, opened.session_id, child.pid, wait_all)
                 .map_err(|e| Failure::new(format!("cannot relay the terminal: {e}")))?;
-            let code = wait_for(pid, &signals, &|| relay.resize());
+            let code = wait_for(pid, &signals, &|| relay.resize(), wait_all);
             let outcome = relay.finish();
             drop(raw);
-            if outcome.stopped {
+            if outcome.stopped && !wait_all {
                 eprintln!("hallpass: session stopped (Ctrl-] s): the command was sent SIGHUP");
             }
             code
@@ -280,17 +281,12 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
 
 /// Flags parsed but not built yet: a clear error, never a silent fallback.
 fn not_yet(args: &RunArgs) -> Result<(), Failure> {
-    let msg: String = match (args.prompt, args.mode, args.wait) {
-        (_, ModeArg::Strict, _) => {
-            "--mode=strict is not available yet; only --mode=lite works in this version".into()
-        }
-        (_, _, WaitArg::All) => {
-            "--wait=all is not available yet; hallpass stops supervising when the command exits"
-                .into()
-        }
-        _ => return Ok(()),
-    };
-    Err(Failure::new(msg))
+    if args.mode == ModeArg::Strict {
+        return Err(Failure::new(
+            "--mode=strict is not available yet; only --mode=lite works in this version",
+        ));
+    }
+    Ok(())
 }
 
 fn child_failure(f: &ChildFailed, cmd: &OsStr) -> Failure {
@@ -355,28 +351,44 @@ fn forwarded_signals() -> SigSet {
 }
 
 /// Waits for the command, reaping orphans we inherit as subreaper, and forwarding the
-/// signals meant for the command; `resized` runs on SIGWINCH. Returns the exit code to pass
-/// on.
-fn wait_for(pid: Pid, signals: &SigSet, resized: &dyn Fn()) -> i32 {
+/// signals meant for the command; `resized` runs on SIGWINCH. With `all` (`--wait=all`),
+/// waits until no process of the session is left, and SIGTERM or SIGHUP stop them all.
+/// Returns the command's exit code to pass on.
+fn wait_for(pid: Pid, signals: &SigSet, resized: &dyn Fn(), all: bool) -> i32 {
     // Terminal-generated SIGINT/SIGQUIT already reached the command (same process group).
     let interactive = std::io::IsTerminal::is_terminal(&std::io::stdin());
     let mut code = None;
+    let mut stopping = false;
     loop {
+        let mut none_left = false;
         loop {
             match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
                 Ok(WaitStatus::Exited(p, c)) if p == pid => code = Some(c),
                 Ok(WaitStatus::Signaled(p, s, _)) if p == pid => code = Some(128 + s as i32),
-                Ok(WaitStatus::StillAlive) | Err(_) => break,
+                Ok(WaitStatus::StillAlive) => break,
+                Err(nix::errno::Errno::ECHILD) => {
+                    none_left = true;
+                    break;
+                }
+                Err(_) => break,
                 Ok(_) => {}
             }
         }
         if let Some(c) = code {
-            return c;
+            if !all || none_left {
+                return c;
+            }
         }
         match signals.wait() {
             Ok(Signal::SIGCHLD) => {}
             Ok(Signal::SIGWINCH) => resized(),
             Ok(Signal::SIGINT | Signal::SIGQUIT) if interactive => {}
+            Ok(s) if all => {
+                if !stopping {
+                    stopping = true;
+                    procs::stop_all(&format!("stopping on {s}"));
+                }
+            }
             Ok(s) => {
                 let _ = kill(pid, s);
             }

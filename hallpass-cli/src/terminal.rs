@@ -77,7 +77,15 @@ impl Handle {
 
 /// Starts relaying between our terminal (stdin, stdout) and the pty `leader`, with questions
 /// of `session` shown in the bar. `pgid` is the command's process group (for `Ctrl-] s`).
-pub fn start(leader: OwnedFd, size: Size, session: u64, pgid: i32) -> std::io::Result<Handle> {
+/// With `all` (`--wait=all`), `Ctrl-] s` ends every process of the session, not only the
+/// command's.
+pub fn start(
+    leader: OwnedFd,
+    size: Size,
+    session: u64,
+    pgid: i32,
+    all: bool,
+) -> std::io::Result<Handle> {
     let (tx, rx) = channel();
     let to_cmd = spawn_writer(File::from(leader.try_clone()?));
     spawn_reader(
@@ -102,6 +110,7 @@ pub fn start(leader: OwnedFd, size: Size, session: u64, pgid: i32) -> std::io::R
         to_cmd,
         answers,
         pgid,
+        all,
         stopped: false,
         exited: Arc::new(AtomicBool::new(false)),
     };
@@ -249,6 +258,7 @@ struct Relay {
     to_cmd: Sender<Vec<u8>>,
     answers: tokio::sync::mpsc::UnboundedSender<AnswerRequest>,
     pgid: i32,
+    all: bool,
     stopped: bool,
     exited: Arc<AtomicBool>,
 }
@@ -523,6 +533,13 @@ impl Relay {
     /// left after a grace period.
     fn stop(&mut self) {
         self.stopped = true;
+        if self.all {
+            self.notice = None;
+            self.queue.clear();
+            self.undraw();
+            crate::procs::stop_all("stopping (Ctrl-] s)");
+            return;
+        }
         let pg = Pid::from_raw(-self.pgid);
         let _ = kill(pg, Signal::SIGHUP);
         let _ = kill(pg, Signal::SIGCONT);

@@ -123,7 +123,6 @@ fn flags_not_built_yet_and_ask_without_a_terminal_say_so() {
         // Without a terminal (stdin is /dev/null here), asking says what to use instead.
         (vec!["--", "true"], "hallpass: --prompt=ask (the default) needs a terminal, and stdin or stdout is not one; use --prompt=answer to answer with `hallpass answer` elsewhere, --prompt=deny to deny what is not allowed, or --prompt=allow to allow and log it"),
         (vec!["--prompt=deny", "--mode=strict", "--", "true"], "hallpass: --mode=strict is not available yet"),
-        (vec!["--prompt=deny", "--wait=all", "--", "true"], "hallpass: --wait=all is not available yet"),
     ] {
         let out = run(s.hallpass(&args));
         assert_eq!(out.status.code(), Some(125), "{args:?}");

@@ -93,6 +93,11 @@ pub fn open(size: Size) -> io::Result<Pty> {
 /// The settings raw mode replaced, to put back.
 static SAVED: Mutex<Option<(RawFd, libc::termios)>> = Mutex::new(None);
 
+/// Whether raw mode is on.
+pub fn is_raw() -> bool {
+    SAVED.lock().map(|s| s.is_some()).unwrap_or(false)
+}
+
 /// Puts back the terminal settings raw mode replaced, if it is on. Safe to call twice.
 pub fn restore() {
     let saved = match SAVED.lock() {

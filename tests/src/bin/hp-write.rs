@@ -11,6 +11,9 @@
 //!   the writer SIGURG (with a handler, no SA_RESTART), retrying on EINTR as a Go program
 //!   would; prints `ok K err E eintr X`.
 //! - `hp-write touch PATH`: one openat(O_WRONLY|O_CREAT); prints `ok` or `err ERRNO`.
+//! - `hp-write every DIR N MS`: creates DIR/e<i> N times, one every MS milliseconds, printing
+//!   `e<i> ok` or `e<i> err ERRNO` for each (flushed at once): a process that outlives its
+//!   session.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -605,6 +608,30 @@ fn main() {
             }
         }
         "signals" => signals(Path::new(&arg(2)), arg(3).parse().unwrap()),
+        "every" => {
+            use std::io::Write;
+            let d = PathBuf::from(arg(2));
+            let n: usize = arg(3).parse().unwrap();
+            let ms: u64 = arg(4).parse().unwrap();
+            for i in 0..n {
+                let r = close_if_fd(sys!(
+                    libc::SYS_openat,
+                    AT_FDCWD,
+                    p(&d, &format!("e{i}")).as_ptr(),
+                    WR_CREAT,
+                    0o644
+                ));
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(
+                    out,
+                    "e{i} {}",
+                    if r >= 0 { "ok".to_string() } else { errname(r) }
+                );
+                let _ = out.flush();
+                drop(out);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }
+        }
         "touch" => {
             let r = close_if_fd(sys!(
                 libc::SYS_openat,

@@ -1,0 +1,104 @@
+//! The session's processes, as the launcher sees them: it is their child subreaper, so every
+//! process the command starts (double-forked daemons included) stays its descendant.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+/// How long processes get after SIGTERM before SIGKILL.
+pub const GRACE: Duration = Duration::from_secs(3);
+
+/// Every live descendant of this process, from `/proc`.
+pub fn descendants() -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            if let Some(ppid) = parent_of(pid) {
+                children.entry(ppid).or_default().push(pid);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut todo = vec![me];
+    while let Some(p) = todo.pop() {
+        for &c in children.get(&p).map(Vec::as_slice).unwrap_or(&[]) {
+            out.push(c);
+            todo.push(c);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    // A zombie is already gone for our purpose.
+    if after.starts_with('Z') {
+        return None;
+    }
+    after.split(' ').nth(1)?.parse().ok()
+}
+
+/// Ends every process of the session: SIGTERM (and SIGCONT, so stopped ones see it) now,
+/// SIGKILL to what is left after [`GRACE`], from a thread of its own. Says what it did on
+/// stderr.
+pub fn stop_all(why: &str) {
+    let pids = descendants();
+    if pids.is_empty() {
+        return;
+    }
+    for &p in &pids {
+        let _ = kill(Pid::from_raw(p), Signal::SIGTERM);
+        let _ = kill(Pid::from_raw(p), Signal::SIGCONT);
+    }
+    say(&format!(
+        "hallpass: {why}: sent SIGTERM to {} still running ({}); SIGKILL in {}s to any left",
+        plural(pids.len()),
+        list(&pids),
+        GRACE.as_secs()
+    ));
+    std::thread::spawn(|| {
+        std::thread::sleep(GRACE);
+        let left = descendants();
+        for &p in &left {
+            let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
+        }
+        if !left.is_empty() {
+            say(&format!(
+                "hallpass: sent SIGKILL to {} that outlived SIGTERM ({})",
+                plural(left.len()),
+                list(&left)
+            ));
+        }
+    });
+}
+
+/// A line on stderr, which may be a terminal in raw mode (no `\n` to `\r\n` there).
+fn say(line: &str) {
+    if crate::sys::pty::is_raw() {
+        eprint!("{line}\r\n");
+    } else {
+        eprintln!("{line}");
+    }
+}
+
+fn plural(n: usize) -> String {
+    if n == 1 {
+        "1 process".into()
+    } else {
+        format!("{n} processes")
+    }
+}
+
+fn list(pids: &[i32]) -> String {
+    let shown: Vec<String> = pids.iter().take(10).map(|p| format!("pid {p}")).collect();
+    let more = if pids.len() > 10 { ", ..." } else { "" };
+    format!("{}{more}", shown.join(", "))
+}
