@@ -1,7 +1,8 @@
 //! `hallpassd`: parses its flags, binds its sockets and runs the daemon (see the library).
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,34 +26,98 @@ struct Args {
     idle_exit: u64,
 }
 
+/// Binds the sockets ourselves (started by `hallpass`, or by hand).
+fn bind(control_path: &Path, api_path: &Path) -> anyhow::Result<(UnixListener, UnixListener)> {
+    if std::os::unix::net::UnixStream::connect(control_path).is_ok() {
+        anyhow::bail!(
+            "another hallpassd already listens on {}",
+            control_path.display()
+        );
+    }
+    let _ = std::fs::remove_file(control_path);
+    let _ = std::fs::remove_file(api_path);
+    let control = UnixListener::bind(control_path)
+        .with_context(|| format!("cannot listen on {}", control_path.display()))?;
+    let api = UnixListener::bind(api_path)
+        .with_context(|| format!("cannot listen on {}", api_path.display()))?;
+    for p in [control_path, api_path] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok((control, api))
+}
+
+/// Picks the control and API sockets out of those the service manager passed, by path.
+fn take_activated(
+    activated: Vec<(PathBuf, UnixListener)>,
+    control_path: &Path,
+    api_path: &Path,
+) -> anyhow::Result<(UnixListener, UnixListener)> {
+    let (mut control, mut api) = (None, None);
+    for (path, l) in activated {
+        if path == control_path {
+            control = Some(l);
+        } else if path == api_path {
+            api = Some(l);
+        } else {
+            anyhow::bail!(
+                "the service manager passed a socket on {}; expected {} and {} (check ListenStream= in hallpassd.socket)",
+                path.display(),
+                control_path.display(),
+                api_path.display()
+            );
+        }
+    }
+    match (control, api) {
+        (Some(c), Some(a)) => Ok((c, a)),
+        _ => anyhow::bail!(
+            "socket activation must pass both {} and {} (check ListenStream= in hallpassd.socket)",
+            control_path.display(),
+            api_path.display()
+        ),
+    }
+}
+
 fn main() {
-    if let Err(e) = run(Args::parse()) {
+    let args = Args::parse();
+    // Before the runtime starts its threads: this edits the environment.
+    let activated = match hallpassd::sys::activation::listeners() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("hallpassd: the sockets passed by the service manager: {e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = run(args, activated) {
         eprintln!("hallpassd: {e:#}");
         std::process::exit(1);
     }
 }
 
 #[tokio::main]
-async fn run(args: Args) -> anyhow::Result<()> {
-    let dir = args.runtime_dir.unwrap_or_else(paths::runtime_dir);
+async fn run(args: Args, activated: Vec<(PathBuf, UnixListener)>) -> anyhow::Result<()> {
+    // Socket-activated, the runtime directory is where the service manager put the sockets.
+    let passed_dir = activated
+        .iter()
+        .find(|(p, _)| p.file_name() == Some(std::ffi::OsStr::new(paths::CONTROL_SOCKET)))
+        .and_then(|(p, _)| p.parent().map(Path::to_path_buf));
+    let dir = args
+        .runtime_dir
+        .or(passed_dir)
+        .unwrap_or_else(paths::runtime_dir);
     paths::ensure_private_dir(&dir)
         .with_context(|| format!("runtime directory {}", dir.display()))?;
     let (control_path, api_path) = server::socket_paths(&dir);
-    if std::os::unix::net::UnixStream::connect(&control_path).is_ok() {
-        anyhow::bail!(
-            "another hallpassd already listens on {}",
-            control_path.display()
-        );
-    }
-    let _ = std::fs::remove_file(&control_path);
-    let _ = std::fs::remove_file(&api_path);
-    let control = std::os::unix::net::UnixListener::bind(&control_path)
-        .with_context(|| format!("cannot listen on {}", control_path.display()))?;
-    let api = tokio::net::UnixListener::bind(&api_path)
-        .with_context(|| format!("cannot listen on {}", api_path.display()))?;
-    for p in [&control_path, &api_path] {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))?;
-    }
+    let socket_activated = !activated.is_empty();
+    let (control, api) = if socket_activated {
+        take_activated(activated, &control_path, &api_path)?
+    } else {
+        bind(&control_path, &api_path)?
+    };
+    // The control socket is served by blocking threads, the API by the async runtime; a
+    // service manager may pass either way.
+    control.set_nonblocking(false)?;
+    api.set_nonblocking(true)?;
+    let api = tokio::net::UnixListener::from_std(api)?;
     let pid_file = dir.join(paths::PID_FILE);
     std::fs::write(&pid_file, format!("{}\n", std::process::id()))?;
     eprintln!(
@@ -107,9 +172,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     eprintln!("hallpassd: exiting ({why})");
-    // Sessions still running lose their supervisor: their writes now fail (ENOSYS).
-    for p in [&control_path, &api_path, &pid_file] {
-        let _ = std::fs::remove_file(p);
+    // Sessions still running lose their supervisor: their writes now fail (ENOSYS). The
+    // sockets of a socket-activated daemon are the service manager's: they stay.
+    if !socket_activated {
+        for p in [&control_path, &api_path] {
+            let _ = std::fs::remove_file(p);
+        }
     }
+    let _ = std::fs::remove_file(&pid_file);
     std::process::exit(0);
 }
