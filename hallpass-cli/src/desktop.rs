@@ -31,36 +31,61 @@ impl Desktop {
     }
 }
 
-pub fn start(session: u64) -> Desktop {
+pub fn start(session: watch::Receiver<Option<u64>>) -> Desktop {
     let (stop, stopped) = watch::channel(false);
     let thread = std::thread::spawn(move || {
         let Ok(rt) = runtime() else {
             eprintln!("hallpass: cannot show desktop notifications: no async runtime; answer with `hallpass answer`");
             return;
         };
-        rt.block_on(follow(session, stopped));
+        rt.block_on(run(session, stopped));
     });
     Desktop { stop, thread }
 }
 
-async fn follow(session: u64, mut stopped: watch::Receiver<bool>) {
-    let mut c = match client().await {
-        Ok(c) => c,
-        Err(f) => return eprintln!("hallpass: {}", f.message),
-    };
-    let mut stream = match c
-        .watch(WatchRequest {
-            session_id: session,
-        })
-        .await
-    {
-        Ok(s) => s.into_inner(),
-        Err(e) => return eprintln!("hallpass: cannot follow questions: {}", say(&e)),
-    };
+/// Follows the session, and follows it again each time the launcher registers it with a new
+/// daemon, until stopped.
+async fn run(mut session: watch::Receiver<Option<u64>>, mut stopped: watch::Receiver<bool>) {
     let warned = Arc::new(AtomicBool::new(false));
+    loop {
+        let current = *session.borrow_and_update();
+        if let Some(id) = current {
+            if follow(id, &mut session, &mut stopped, &warned).await {
+                return;
+            }
+        }
+        tokio::select! {
+            r = session.changed() => if r.is_err() { return },
+            _ = stopped.changed() => return,
+        }
+    }
+}
+
+/// Shows session `id`'s questions until its daemon goes away or the session is registered
+/// again (`false`), or the notifier is stopped (`true`). Closes what it showed either way.
+async fn follow(
+    id: u64,
+    session: &mut watch::Receiver<Option<u64>>,
+    stopped: &mut watch::Receiver<bool>,
+    warned: &Arc<AtomicBool>,
+) -> bool {
+    let c = match client().await {
+        Ok(c) => c,
+        Err(f) => {
+            crate::say(&format!("hallpass: {}", f.message));
+            return false;
+        }
+    };
+    let mut stream = match c.clone().watch(WatchRequest { session_id: id }).await {
+        Ok(s) => s.into_inner(),
+        Err(e) => {
+            crate::say(&format!("hallpass: cannot follow questions: {}", say(&e)));
+            return false;
+        }
+    };
     let mut open: HashMap<u64, oneshot::Sender<()>> = HashMap::new();
     let mut tasks = tokio::task::JoinSet::new();
-    loop {
+    let stop = loop {
         tokio::select! {
             m = stream.message() => match m {
                 Ok(Some(ev)) => match ev.kind {
@@ -76,12 +101,14 @@ async fn follow(session: u64, mut stopped: watch::Receiver<bool>) {
                     }
                     _ => {}
                 },
-                _ => break,
+                _ => break false,
             },
-            _ = stopped.changed() => break,
+            _ = session.changed() => break false,
+            _ = stopped.changed() => break true,
         }
-    }
-    // Take down what is still shown: its session is over.
+    };
+    // Take down what is still shown: its session is over, or its daemon (a new one asks
+    // again).
     for (_, tx) in open.drain() {
         let _ = tx.send(());
     }
@@ -89,6 +116,7 @@ async fn follow(session: u64, mut stopped: watch::Receiver<bool>) {
         while tasks.join_next().await.is_some() {}
     })
     .await;
+    stop
 }
 
 /// Shows one question until it is answered here (then sends the answer) or elsewhere (then

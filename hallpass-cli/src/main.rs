@@ -7,6 +7,7 @@ mod bar;
 mod daemon;
 mod desktop;
 mod flags;
+mod link;
 mod procs;
 mod rules;
 mod run;
@@ -37,6 +38,16 @@ impl Failure {
             message: message.into(),
             code,
         }
+    }
+}
+
+/// A line for the user on stderr, which may be a terminal in raw mode (where `\n` alone
+/// does not return the cursor).
+pub fn say(line: &str) {
+    if sys::pty::is_raw() {
+        eprint!("{line}\r\n");
+    } else {
+        eprintln!("{line}");
     }
 }
 

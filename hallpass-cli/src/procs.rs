@@ -58,7 +58,7 @@ pub fn stop_all(why: &str) {
         let _ = kill(Pid::from_raw(p), Signal::SIGTERM);
         let _ = kill(Pid::from_raw(p), Signal::SIGCONT);
     }
-    say(&format!(
+    crate::say(&format!(
         "hallpass: {why}: sent SIGTERM to {} still running ({}); SIGKILL in {}s to any left",
         plural(pids.len()),
         list(&pids),
@@ -71,22 +71,13 @@ pub fn stop_all(why: &str) {
             let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
         }
         if !left.is_empty() {
-            say(&format!(
+            crate::say(&format!(
                 "hallpass: sent SIGKILL to {} that outlived SIGTERM ({})",
                 plural(left.len()),
                 list(&left)
             ));
         }
     });
-}
-
-/// A line on stderr, which may be a terminal in raw mode (no `\n` to `\r\n` there).
-fn say(line: &str) {
-    if crate::sys::pty::is_raw() {
-        eprint!("{line}\r\n");
-    } else {
-        eprintln!("{line}");
-    }
 }
 
 fn plural(n: usize) -> String {

@@ -8,13 +8,9 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 
-use hallpass_proto::{
-    control, control_reply, control_request, Attach, ControlReply, ControlRequest, EnforceMode,
-    LentFd, OpenSession, PromptMode,
-};
+use hallpass_proto::{EnforceMode, OpenSession, PromptMode};
 use nix::sys::signal::{kill, SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
@@ -25,7 +21,7 @@ use crate::sys::launch::{
 };
 use crate::sys::pty::{self, RawMode, Size};
 use crate::Failure;
-use crate::{desktop, procs, terminal};
+use crate::{desktop, link, procs, terminal};
 
 /// Runs the command; returns its exit status.
 pub fn run(args: RunArgs) -> Result<i32, Failure> {
@@ -125,41 +121,11 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             .unwrap_or_default(),
         force_lend: std::env::var_os("HALLPASS_FORCE_LEND").is_some_and(|v| v == "1"),
         tmp_base: std::env::var("TMPDIR").unwrap_or_default(),
+        resume_tmpdir: String::new(),
     };
 
     let sock = crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?;
-    let talk = |e: io::Error| {
-        Failure::new(format!(
-            "lost the daemon while registering the session: {e}"
-        ))
-    };
-    // The daemon may refuse us before reading anything (a supervised peer): then the send
-    // fails, and its reason is waiting to be read.
-    let sent = control::send(
-        &sock,
-        &ControlRequest {
-            kind: Some(control_request::Kind::Open(open)),
-        },
-        &[],
-    );
-    let reply = control::recv::<ControlReply>(&sock);
-    if let (Err(e), Err(_)) = (&sent, &reply) {
-        return Err(talk(io::Error::new(e.kind(), e.to_string())));
-    }
-    let opened = match reply.map_err(talk)?.0.kind {
-        Some(control_reply::Kind::Opened(o)) => o,
-        Some(control_reply::Kind::Refused(r)) => {
-            return Err(Failure::new(format!(
-                "the daemon refused the session: {}",
-                r.message
-            )))
-        }
-        _ => {
-            return Err(Failure::new(
-                "the daemon sent an unexpected reply (version mismatch?)",
-            ))
-        }
-    };
+    let opened = link::open(&sock, &open)?;
 
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| k != "TMPDIR" && k != "HALLPASS_SESSION")
@@ -198,50 +164,37 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     let pid = Pid::from_raw(child.pid);
     // The child has its copy of the terminal; ours would keep the pty open after it exits.
     let leader = pty.map(|p| p.leader);
-    let attach = || -> Result<(), Failure> {
+    let attach = || -> Result<link::Registration, Failure> {
         let listener = match launch::recv_listener(&child)
             .map_err(|e| Failure::new(format!("the command's process failed: {e}")))?
         {
             Ok(l) => l,
             Err(f) => return Err(child_failure(&f, &argv[0])),
         };
-        let a = Attach {
-            session_id: opened.session_id,
-            pid: child.pid,
-            has_log: log.is_some(),
-        };
-        let mut fds = vec![listener.as_fd()];
-        if let Some(l) = &log {
-            fds.push(l.as_fd());
-        }
-        control::send(
-            &sock,
-            &ControlRequest {
-                kind: Some(control_request::Kind::Attach(a)),
+        let journal = link::journal()
+            .map_err(|e| Failure::new(format!("cannot make the session journal: {e}")))?;
+        let reg = link::Registration {
+            open: OpenSession {
+                resume_tmpdir: opened.tmpdir.clone(),
+                ..open
             },
-            &fds,
-        )
-        .map_err(talk)?;
-        drop(listener);
-        match control::recv::<ControlReply>(&sock).map_err(talk)?.0.kind {
-            Some(control_reply::Kind::Attached(_)) => Ok(()),
-            Some(control_reply::Kind::Refused(r)) => Err(Failure::new(format!(
-                "the daemon refused the session: {}",
-                r.message
-            ))),
-            _ => Err(Failure::new(
-                "the daemon sent an unexpected reply (version mismatch?)",
-            )),
+            listener,
+            journal,
+            log,
+            pid: child.pid,
+        };
+        link::attach(&sock, opened.session_id, &reg, false)?;
+        Ok(reg)
+    };
+    let reg = match attach() {
+        Ok(r) => r,
+        Err(f) => {
+            let _ = kill(pid, Signal::SIGKILL);
+            let _ = waitpid(pid, None);
+            return Err(f);
         }
     };
-    if let Err(f) = attach() {
-        let _ = kill(pid, Signal::SIGKILL);
-        let _ = waitpid(pid, None);
-        return Err(f);
-    }
-    drop(log);
-    let lender = sock.try_clone().map_err(|e| Failure::new(e.to_string()))?;
-    std::thread::spawn(move || lend(&lender));
+    let link = link::start(sock, reg, opened.session_id);
     if let Some(f) = launch::release(&child)
         .map_err(|e| Failure::new(format!("cannot start the command: {e}")))?
     {
@@ -255,13 +208,13 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         );
     }
     let wait_all = args.wait == WaitArg::All;
-    let desktop = (args.prompt == PromptArg::Desktop).then(|| desktop::start(opened.session_id));
+    let desktop = (args.prompt == PromptArg::Desktop).then(|| desktop::start(link.session()));
     let code = match leader {
         None => wait_for(pid, &signals, &|| {}, wait_all),
         Some(leader) => {
             let raw = RawMode::enter(std::io::stdin().as_fd())
                 .map_err(|e| Failure::new(format!("cannot set the terminal to raw mode: {e}")))?;
-            let relay = terminal::start(leader, size, opened.session_id, child.pid, wait_all)
+            let relay = terminal::start(leader, size, link.session(), child.pid, wait_all)
                 .map_err(|e| Failure::new(format!("cannot relay the terminal: {e}")))?;
             let code = wait_for(pid, &signals, &|| relay.resize(), wait_all);
             let outcome = relay.finish();
@@ -275,7 +228,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     if let Some(d) = desktop {
         d.finish();
     }
-    drop(sock);
+    link.close();
     Ok(code)
 }
 
@@ -303,35 +256,6 @@ fn child_failure(f: &ChildFailed, cmd: &OsStr) -> Failure {
         STAGE_NO_NEW_PRIVS => Failure::new(format!("cannot set no_new_privs: {e}")),
         STAGE_TTY => Failure::new(format!("cannot give the command its terminal: {e}")),
         _ => Failure::new("the command's process failed before it could start"),
-    }
-}
-
-/// Serves the daemon's requests for `/proc/TID/mem` descriptors until it hangs up.
-fn lend(sock: &UnixStream) {
-    loop {
-        let tid = match control::recv::<ControlReply>(sock) {
-            Ok((
-                ControlReply {
-                    kind: Some(control_reply::Kind::Lend(l)),
-                },
-                _,
-            )) => l.tid,
-            Ok(_) => continue,
-            Err(_) => return,
-        };
-        let r = match File::open(format!("/proc/{tid}/mem")) {
-            Ok(f) => control::send(sock, &lent(tid, 0), &[f.as_fd()]),
-            Err(e) => control::send(sock, &lent(tid, e.raw_os_error().unwrap_or(libc::EIO)), &[]),
-        };
-        if r.is_err() {
-            return;
-        }
-    }
-}
-
-fn lent(tid: i32, error: i32) -> ControlRequest {
-    ControlRequest {
-        kind: Some(control_request::Kind::Lent(LentFd { tid, error })),
     }
 }
 

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use hallpass_proto::{event, Answer, AnswerRequest, Question, WatchRequest};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+use tokio::sync::watch;
 
 use crate::bar;
 use crate::sys::pty::{self, Size};
@@ -45,6 +46,8 @@ pub enum Event {
     Resolved(u64),
     /// A line for the user: an answer that did not apply, the daemon gone.
     Note(String),
+    /// The daemon went away: the questions shown are void (a new daemon asks them again).
+    Reset,
     /// Our terminal's window changed size.
     Resize,
     /// The command exited: show what is left of its output, then stop.
@@ -82,7 +85,7 @@ impl Handle {
 pub fn start(
     leader: OwnedFd,
     size: Size,
-    session: u64,
+    session: watch::Receiver<Option<u64>>,
     pgid: i32,
     all: bool,
 ) -> std::io::Result<Handle> {
@@ -109,6 +112,7 @@ pub fn start(
         escape: false,
         to_cmd,
         answers,
+        generation: 0,
         pgid,
         all,
         stopped: false,
@@ -169,11 +173,13 @@ fn spawn_writer(mut to: File) -> Sender<Vec<u8>> {
 }
 
 /// Follows the session's questions over the API and sends the answers given in the bar.
+/// When the daemon goes away, says so ([`Event::Reset`]) and follows the session again once
+/// the launcher has registered it with a new daemon.
 fn spawn_watcher(
-    session: u64,
+    mut session: watch::Receiver<Option<u64>>,
     tx: Sender<Event>,
-) -> tokio::sync::mpsc::UnboundedSender<AnswerRequest> {
-    let (atx, mut arx) = tokio::sync::mpsc::unbounded_channel::<AnswerRequest>();
+) -> tokio::sync::mpsc::UnboundedSender<(u64, AnswerRequest)> {
+    let (atx, mut arx) = tokio::sync::mpsc::unbounded_channel::<(u64, AnswerRequest)>();
     std::thread::spawn(move || {
         let Ok(rt) = crate::api::runtime() else {
             let _ = tx.send(Event::Note(
@@ -182,62 +188,96 @@ fn spawn_watcher(
             return;
         };
         rt.block_on(async move {
-            let lost = |what: String| Event::Note(format!("hallpass: {what}; writes that need an answer wait"));
-            let mut c = match crate::api::client().await {
-                Ok(c) => c,
-                Err(f) => {
-                    let _ = tx.send(lost(f.message));
-                    return;
-                }
-            };
-            let mut stream = match c.watch(WatchRequest { session_id: session }).await {
-                Ok(s) => s.into_inner(),
-                Err(e) => {
-                    let _ = tx.send(lost(format!("cannot follow questions: {}", crate::api::say(&e))));
-                    return;
-                }
-            };
+            let mut generation = 0u64;
             loop {
-                tokio::select! {
-                    m = stream.message() => match m {
-                        Ok(Some(ev)) => {
-                            let e = match ev.kind {
-                                Some(event::Kind::Asked(q)) => Event::Asked(q),
-                                Some(event::Kind::Resolved(r)) => Event::Resolved(r.question_id),
-                                None => continue,
-                            };
-                            if tx.send(e).is_err() {
-                                return;
-                            }
-                        }
-                        Ok(None) => {
-                            let _ = tx.send(lost("the daemon closed the question stream".into()));
-                            return;
-                        }
-                        Err(e) => {
-                            let _ = tx.send(lost(format!("lost the daemon: {}", crate::api::say(&e))));
-                            return;
-                        }
-                    },
-                    a = arx.recv() => {
-                        let Some(req) = a else { return };
-                        match c.answer(req).await {
-                            Ok(r) if !r.get_ref().warning.is_empty() => {
-                                let _ = tx.send(Event::Note(format!("hallpass: {}", r.get_ref().warning)));
-                            }
-                            Ok(_) => {}
-                            // Answered elsewhere first: the bar already moved on.
-                            Err(e) if e.code() == tonic::Code::FailedPrecondition => {}
-                            Err(e) => {
-                                let _ = tx.send(Event::Note(format!("hallpass: the answer was refused: {}", crate::api::say(&e))));
-                            }
-                        }
+                let current = *session.borrow_and_update();
+                let Some(id) = current else {
+                    if session.changed().await.is_err() {
+                        return;
                     }
+                    continue;
+                };
+                if follow(id, generation, &tx, &mut arx, &mut session)
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                generation += 1;
+                if tx.send(Event::Reset).is_err() {
+                    return;
+                }
+                // Wait for the launcher to register the session again.
+                if session.changed().await.is_err() {
+                    return;
                 }
             }
         });
     });
     atx
+}
+
+/// Relays session `id`'s questions and the bar's answers until the daemon goes away (`Ok`)
+/// or the relay is gone (`Err`).
+async fn follow(
+    id: u64,
+    generation: u64,
+    tx: &Sender<Event>,
+    answers: &mut tokio::sync::mpsc::UnboundedReceiver<(u64, AnswerRequest)>,
+    session: &mut watch::Receiver<Option<u64>>,
+) -> Result<(), ()> {
+    let note = |what: String| Event::Note(format!("hallpass: {what}"));
+    let mut c = match crate::api::client().await {
+        Ok(c) => c,
+        Err(f) => return tx.send(note(f.message)).map_err(drop),
+    };
+    let mut stream = match c.watch(WatchRequest { session_id: id }).await {
+        Ok(s) => s.into_inner(),
+        Err(e) => {
+            return tx
+                .send(note(format!(
+                    "cannot follow questions: {}",
+                    crate::api::say(&e)
+                )))
+                .map_err(drop)
+        }
+    };
+    loop {
+        tokio::select! {
+            m = stream.message() => match m {
+                Ok(Some(ev)) => {
+                    let e = match ev.kind {
+                        Some(event::Kind::Asked(q)) => Event::Asked(q),
+                        Some(event::Kind::Resolved(r)) => Event::Resolved(r.question_id),
+                        None => continue,
+                    };
+                    tx.send(e).map_err(drop)?;
+                }
+                // The daemon went away.
+                Ok(None) | Err(_) => return Ok(()),
+            },
+            _ = session.changed() => return Ok(()),
+            a = answers.recv() => {
+                let Some((g, req)) = a else { return Err(()) };
+                // An answer to a question of a daemon that is gone: void.
+                if g != generation {
+                    continue;
+                }
+                match c.answer(req).await {
+                    Ok(r) if !r.get_ref().warning.is_empty() => {
+                        tx.send(note(r.get_ref().warning.clone())).map_err(drop)?;
+                    }
+                    Ok(_) => {}
+                    // Answered elsewhere first: the bar already moved on.
+                    Err(e) if e.code() == tonic::Code::FailedPrecondition => {}
+                    Err(e) => {
+                        tx.send(note(format!("the answer was refused: {}", crate::api::say(&e))))
+                            .map_err(drop)?;
+                    }
+                }
+            }
+        }
+    }
 }
 
 struct Relay {
@@ -256,7 +296,10 @@ struct Relay {
     /// `Ctrl-]` was pressed; the next key is for us.
     escape: bool,
     to_cmd: Sender<Vec<u8>>,
-    answers: tokio::sync::mpsc::UnboundedSender<AnswerRequest>,
+    /// Answers, tagged with the generation of questions they are for.
+    answers: tokio::sync::mpsc::UnboundedSender<(u64, AnswerRequest)>,
+    /// How many times the daemon went away: answers to an older generation are dropped.
+    generation: u64,
     pgid: i32,
     all: bool,
     stopped: bool,
@@ -293,6 +336,11 @@ impl Relay {
                     self.redraw();
                 }
                 Event::Resize => self.resize(),
+                Event::Reset => {
+                    self.generation += 1;
+                    self.queue.clear();
+                    self.redraw();
+                }
                 Event::Exited => {
                     self.exited.store(true, Ordering::Relaxed);
                     deadline = Some(Instant::now() + DRAIN);
@@ -479,11 +527,14 @@ impl Relay {
         } else {
             scope.to_string_lossy().into_owned()
         };
-        let _ = self.answers.send(AnswerRequest {
-            question_id: q.id,
-            answer: answer as i32,
-            scope,
-        });
+        let _ = self.answers.send((
+            self.generation,
+            AnswerRequest {
+                question_id: q.id,
+                answer: answer as i32,
+                scope,
+            },
+        ));
         self.queue.pop_front();
         self.redraw();
     }

@@ -14,7 +14,7 @@ use tokio::sync::broadcast;
 use crate::policy::{is_within, Decision, Reason};
 use crate::rules::{self, Action};
 use crate::session::Shared;
-use crate::sys::seccomp::{self, Reply};
+use crate::sys::seccomp::{self, Notif, Reply};
 
 /// Events kept for slow subscribers; one that falls further behind re-reads the pending list.
 const EVENT_BUFFER: usize = 1024;
@@ -24,10 +24,23 @@ struct Pending {
     question: Question,
     session: Arc<Shared>,
     tid: i32,
-    /// The notifications waiting on it: one, or more when the same thread asked again for the
-    /// same write (a syscall restarted after a signal, on kernels without
-    /// `WAIT_KILLABLE_RECV`).
-    notifs: Vec<u64>,
+    /// The notifications waiting on it, each with its journal slot: one, or more when the
+    /// same thread asked again for the same write (a syscall restarted after a signal, on
+    /// kernels without `WAIT_KILLABLE_RECV`).
+    notifs: Vec<(u64, Option<usize>)>,
+}
+
+impl Pending {
+    /// Frees the journal slots: the question is settled.
+    fn release(&self) {
+        if let Some(j) = self.session.journal() {
+            for (_, slot) in &self.notifs {
+                if let Some(s) = slot {
+                    j.release(*s);
+                }
+            }
+        }
+    }
 }
 
 /// Why an answer was not applied.
@@ -53,7 +66,9 @@ impl Questions {
     pub fn new(rules: Arc<rules::Store>) -> Questions {
         Questions {
             pending: Mutex::new(BTreeMap::new()),
-            next_id: AtomicU64::new(1),
+            // Ids unlike those of an earlier daemon (one that died, say), so that an answer
+            // meant for its questions can never settle one of ours.
+            next_id: AtomicU64::new(first_id()),
             events: broadcast::channel(EVENT_BUFFER).0,
             rules,
         }
@@ -78,9 +93,12 @@ impl Questions {
         (list, rx)
     }
 
-    /// Registers a question for notification `notif` of thread `tid`, or joins the one that
-    /// thread already has open for the same write. `question.id` is assigned here.
-    pub fn ask(&self, session: &Arc<Shared>, tid: i32, notif: u64, mut question: Question) {
+    /// Registers a question for notification `n`, or joins the one its thread already has
+    /// open for the same write. `question.id` is assigned here. The notification is kept in
+    /// the session's journal while it waits.
+    pub fn ask(&self, session: &Arc<Shared>, n: &Notif, mut question: Question) {
+        let tid = n.pid as i32;
+        let notif = (n.id, session.journal().and_then(|j| j.hold(n)));
         let mut pending = self.pending.lock().unwrap();
         if let Some(p) = pending.values_mut().find(|p| {
             p.tid == tid
@@ -197,9 +215,10 @@ impl Questions {
             _ => Reply::Fail(libc::EACCES),
         };
         let s = &p.session;
-        for n in &p.notifs {
+        for (n, _) in &p.notifs {
             let _ = seccomp::send(s.listener(), *n, reply);
         }
+        p.release();
         s.count(decision);
         s.record(
             p.question.pid,
@@ -231,13 +250,14 @@ impl Questions {
                         || !p
                             .notifs
                             .iter()
-                            .any(|n| seccomp::id_valid(p.session.listener(), *n))
+                            .any(|(n, _)| seccomp::id_valid(p.session.listener(), *n))
                 })
                 .map(|p| p.question.id)
                 .collect();
             ids.iter().filter_map(|i| pending.remove(i)).collect()
         };
         for p in gone {
+            p.release();
             p.session.record(
                 p.question.pid,
                 &p.question.exe,
@@ -271,6 +291,16 @@ impl Questions {
             })
             .expect("spawning the question sweeper");
     }
+}
+
+/// The first question id of this daemon: the clock in microseconds, so that a daemon
+/// started after another does not reuse its ids (that would take more than one question per
+/// microsecond).
+fn first_id() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(1)
 }
 
 /// Milliseconds since the Unix epoch, for `Question.asked_ms`.

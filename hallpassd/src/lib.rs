@@ -12,6 +12,7 @@ pub mod ask;
 pub mod bpf;
 pub mod decode;
 pub mod filter;
+pub mod journal;
 pub mod log;
 pub mod mem;
 pub mod peer;

@@ -153,8 +153,10 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
             .unwrap_or_default(),
         wait_killable: kernel_at_least(5, 19),
     };
+    // A session that could not start removes the TMPDIR made for it; a resumed one's is
+    // still in use.
     let cleanup = |p: &session::Pending| {
-        if let Some(t) = &p.tmpdir {
+        if let Some(t) = p.tmpdir.as_ref().filter(|_| !p.resumed) {
             let _ = std::fs::remove_dir_all(t);
         }
     };
@@ -185,7 +187,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
             return eprintln!("hallpassd: session {id}: launcher went away before attaching: {e}");
         }
     };
-    let want = 1 + usize::from(attach.has_log);
+    let want = 1 + usize::from(attach.has_log) + usize::from(attach.has_journal);
     if attach.session_id != id || fds.len() != want {
         cleanup(&pending);
         return refuse(
@@ -197,7 +199,18 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
             ),
         );
     }
-    let log: Option<std::fs::File> = attach.has_log.then(|| fds.remove(1).into());
+    let log: Option<std::fs::File> = attach.has_log.then(|| fds.pop().unwrap().into());
+    let journal = if attach.has_journal {
+        match crate::journal::Journal::open(fds.pop().unwrap()) {
+            Ok(j) => Some(j),
+            Err(e) => {
+                cleanup(&pending);
+                return refuse(&sock, format!("bad session journal: {e}"));
+            }
+        }
+    } else {
+        None
+    };
     let listener: OwnedFd = fds.remove(0);
     if !is_seccomp_listener(&listener) {
         cleanup(&pending);
@@ -226,7 +239,20 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         "hallpassd: session {id} started: pid {} {:?}",
         attach.pid, info.argv
     );
-    session::supervise(pending, listener, &sock, log, state.questions.clone());
+    if attach.resume {
+        eprintln!("hallpassd: session {id} resumes a running session (its previous daemon died)");
+    }
+    session::supervise(
+        pending,
+        session::Attached {
+            listener,
+            log,
+            journal,
+            resume: attach.resume,
+        },
+        &sock,
+        state.questions.clone(),
+    );
     state.touch();
     eprintln!(
         "hallpassd: session {id} ended: {} notifications, {} allowed, {} denied",

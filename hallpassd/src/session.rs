@@ -24,6 +24,7 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 use crate::ask::Questions;
 use crate::decode::{Decoder, Op};
+use crate::journal::Journal;
 use crate::log::{now_rfc3339, Log, Record};
 use crate::mem::{Lender, Memory};
 use crate::policy::{Answered, Decision, PathSet, Policy, Prompt, Reason, IMPLICIT_DEVICES};
@@ -60,6 +61,8 @@ pub enum SetupError {
     Tmpdir { dir: PathBuf, source: io::Error },
     #[error("invalid path {path}: {source}")]
     Path { path: String, source: io::Error },
+    #[error("cannot resume with TMPDIR {0}: not a hallpass session directory of this user")]
+    Resume(String),
 }
 
 /// A session between `OpenSession` and `Attach`.
@@ -71,6 +74,17 @@ pub struct Pending {
     /// How long a timed answer ([t]) lasts.
     pub timed_for: Duration,
     pub home: PathBuf,
+    /// A running session registered again (its daemon died): `tmpdir` is its own, kept.
+    pub resumed: bool,
+}
+
+/// What `Attach` brought.
+pub struct Attached {
+    pub listener: OwnedFd,
+    pub log: Option<File>,
+    pub journal: Option<Journal>,
+    /// Decide again what the journal held (a previous daemon died).
+    pub resume: bool,
 }
 
 /// Default length of a timed answer ([t]): 5 minutes.
@@ -169,10 +183,13 @@ pub fn open(
             "Yama ptrace_scope is {scope}: hallpass cannot read the command's syscall arguments; it needs 0 or 1 (sysctl kernel.yama.ptrace_scope=1)"
         )));
     }
-    // Made last, once nothing can refuse the session any more.
-    let tmpdir = match tmp_base {
-        Some(base) => Some(make_tmpdir(&base, id)?),
-        None => None,
+    // Made last, once nothing can refuse the session any more; a resumed session keeps its
+    // own (if it is one: ours, private, named as we name them, in the base).
+    let resumed = !req.resume_tmpdir.is_empty();
+    let tmpdir = match (tmp_base, resumed) {
+        (Some(base), true) => Some(check_tmpdir(&base, &req.resume_tmpdir)?),
+        (Some(base), false) => Some(make_tmpdir(&base, id)?),
+        (None, _) => None,
     };
     if let Some(t) = &tmpdir {
         implicit_dirs.push(t.clone());
@@ -211,7 +228,28 @@ pub fn open(
             n => Duration::from_secs(n.into()),
         },
         home,
+        resumed,
     })
+}
+
+/// The TMPDIR a resumed session names, if it is one of ours.
+fn check_tmpdir(base: &Path, dir: &str) -> Result<PathBuf, SetupError> {
+    use std::os::unix::fs::MetadataExt;
+    let bad = || SetupError::Resume(dir.into());
+    let p = canon(dir).map_err(|_| bad())?;
+    let md = std::fs::symlink_metadata(&p).map_err(|_| bad())?;
+    let ours = p.parent() == Some(base)
+        && p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("hallpass-"))
+        && md.is_dir()
+        && md.uid() == nix::unistd::geteuid().as_raw()
+        && md.mode() & 0o077 == 0;
+    if ours {
+        Ok(p)
+    } else {
+        Err(bad())
+    }
 }
 
 fn make_tmpdir(base: &Path, id: u64) -> Result<PathBuf, SetupError> {
@@ -280,9 +318,15 @@ pub struct Shared {
     timed: Mutex<Vec<(PathBuf, Instant)>>,
     timed_for: Duration,
     home: PathBuf,
+    /// Where the notifications held are noted, for the next daemon if this one dies.
+    journal: Option<Journal>,
 }
 
 impl Shared {
+    pub fn journal(&self) -> Option<&Journal> {
+        self.journal.as_ref()
+    }
+
     /// The seccomp listener, to answer the session's notifications from any thread.
     pub fn listener(&self) -> BorrowedFd<'_> {
         self.listener.as_fd()
@@ -349,13 +393,7 @@ impl Shared {
 
 /// Supervises an attached session until its launcher goes away or nothing is left to
 /// supervise. Runs on its own thread.
-pub fn supervise(
-    p: Pending,
-    listener: OwnedFd,
-    control: &UnixStream,
-    log: Option<File>,
-    questions: Arc<Questions>,
-) {
+pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Questions>) {
     let Pending {
         info,
         policy,
@@ -363,16 +401,18 @@ pub fn supervise(
         lend,
         timed_for,
         home,
+        resumed: _,
     } = p;
     // Cheaper wake-ups where the kernel has them (6.6); harmless to lack.
-    let _ = seccomp::set_sync_wake_up(listener.as_fd());
+    let _ = seccomp::set_sync_wake_up(a.listener.as_fd());
     let shared = Arc::new(Shared {
         info: info.clone(),
-        listener,
-        log: Mutex::new(log.map(Log::new)),
+        listener: a.listener,
+        log: Mutex::new(a.log.map(Log::new)),
         timed: Mutex::new(Vec::new()),
         timed_for,
         home,
+        journal: a.journal,
     });
     let mut s = Supervisor {
         shared: shared.clone(),
@@ -382,6 +422,9 @@ pub fn supervise(
         mem: Memory::new(lend),
         lender: ControlLender(control),
     };
+    if a.resume {
+        s.recover();
+    }
     s.run(control);
     info.live.store(false, Ordering::Relaxed);
     // Questions left open are dropped; their processes fail with ENOSYS once the listener
@@ -399,6 +442,10 @@ pub fn supervise(
         }
     }
 }
+
+/// Notification ids past the last one a dead daemon noted that are checked for a
+/// notification it took but did not note (it died in between).
+const UNNOTED_PROBE: u64 = 64;
 
 struct Supervisor<'a> {
     shared: Arc<Shared>,
@@ -440,7 +487,15 @@ impl Supervisor<'_> {
             let ev = fds[1].revents().unwrap_or(PollFlags::empty());
             if ev.contains(PollFlags::POLLIN) {
                 match seccomp::recv(listener) {
-                    Ok(n) => self.handle(listener, &n),
+                    Ok(n) => {
+                        if let Some(j) = shared.journal() {
+                            j.begin(&n);
+                        }
+                        self.handle(listener, &n);
+                        if let Some(j) = shared.journal() {
+                            j.end();
+                        }
+                    }
                     // The target died, or a signal made it give up, before we took it.
                     Err(e)
                         if e.raw_os_error() == Some(libc::ENOENT)
@@ -480,12 +535,10 @@ impl Supervisor<'_> {
                 info.denied.fetch_add(1, Ordering::Relaxed);
                 Reply::Fail(e)
             }
-            Ok(Op::Write { syscall, paths }) => {
-                match self.decide(tid, n.id, syscall, &paths, &valid) {
-                    Some(r) => r,
-                    None => return,
-                }
-            }
+            Ok(Op::Write { syscall, paths }) => match self.decide(n, syscall, &paths, &valid) {
+                Some(r) => r,
+                None => return,
+            },
             Err(e) => {
                 if !valid() {
                     return;
@@ -521,12 +574,12 @@ impl Supervisor<'_> {
     /// before anything was written about it, or it waits for a person.
     fn decide(
         &mut self,
-        tid: i32,
-        notif: u64,
+        n: &seccomp::Notif,
         syscall: &'static str,
         paths: &[Resolved],
         valid: &dyn Fn() -> bool,
     ) -> Option<Reply> {
+        let tid = n.pid as i32;
         let mut files: Vec<&Path> = Vec::with_capacity(paths.len());
         for r in paths {
             match r {
@@ -574,7 +627,7 @@ impl Supervisor<'_> {
             return None;
         }
         if decision == Decision::Ask {
-            self.ask(tid, notif, syscall, files[i]);
+            self.ask(n, syscall, files[i]);
             return None;
         }
         self.record(tid, syscall, &files[i].to_string_lossy(), decision, reason);
@@ -587,7 +640,8 @@ impl Supervisor<'_> {
     }
 
     /// Publishes a question about this write; the notification waits for its answer.
-    fn ask(&self, tid: i32, notif: u64, syscall: &'static str, path: &Path) {
+    fn ask(&self, n: &seccomp::Notif, syscall: &'static str, path: &Path) {
+        let tid = n.pid as i32;
         let shared = &self.shared;
         let pid = tgid_of(tid).unwrap_or(tid);
         let top = shared.info.pid.load(Ordering::Relaxed);
@@ -607,7 +661,41 @@ impl Supervisor<'_> {
             timed_secs: shared.timed_secs(),
             asked_ms: crate::ask::now_ms(),
         };
-        self.questions.ask(shared, tid, notif, q);
+        self.questions.ask(shared, n, q);
+    }
+
+    /// Decides again what a daemon that died held: the notifications noted in the journal
+    /// (a question open there is asked again), and any it took after the last one it noted,
+    /// which can only be failed, not decided: it is gone with the daemon's memory.
+    fn recover(&mut self) {
+        let shared = self.shared.clone();
+        let Some(j) = shared.journal() else { return };
+        let listener = shared.listener();
+        let (held, last) = j.take();
+        if let Some(last) = last {
+            for id in last.wrapping_add(1)..=last.wrapping_add(UNNOTED_PROBE) {
+                if seccomp::id_valid(listener, id) {
+                    eprintln!(
+                        "hallpassd: session {}: notification {id} was taken by the daemon that died and not noted: failed with EINTR",
+                        shared.info.id
+                    );
+                    let _ = seccomp::send(listener, id, Reply::Fail(libc::EINTR));
+                }
+            }
+        }
+        let mut n_again = 0;
+        for n in held {
+            if seccomp::id_valid(listener, n.id) {
+                n_again += 1;
+                j.begin(&n);
+                self.handle(listener, &n);
+                j.end();
+            }
+        }
+        eprintln!(
+            "hallpassd: session {}: {n_again} notifications left by the previous daemon decided again",
+            shared.info.id
+        );
     }
 
     /// Whether `p` is under the writer's own `/proc/PID/`.

@@ -120,6 +120,8 @@ mod tests {
                 session_id: 7,
                 pid: 42,
                 has_log: true,
+                resume: true,
+                has_journal: false,
             })),
         };
         send(&a, &msg, &[f.as_fd(), f.as_fd()]).unwrap();

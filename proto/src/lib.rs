@@ -9,6 +9,9 @@ pub mod v1 {
 }
 
 pub mod control;
+
+/// The size of the session journal the launcher makes and the daemon maps (`Attach`).
+pub const JOURNAL_SIZE: usize = 1 << 20;
 pub mod paths;
 
 pub use v1::*;

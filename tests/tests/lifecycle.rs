@@ -170,3 +170,145 @@ fn without_wait_all_leftovers_write_nothing_unchecked() {
         }
     }
 }
+
+#[test]
+fn the_daemon_can_die_mid_session() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("kill9", v);
+        let forbidden = s.outside.join("forbidden");
+        std::fs::create_dir_all(&forbidden).unwrap();
+        s.chown(&s.outside);
+        let log = s.root.join("log.jsonl");
+        let q = s.outside.join("q");
+        // Writes allowed and denied all along, and a question left open.
+        let child = s
+            .hallpass([
+                "--prompt=answer",
+                &format!("--deny-path={}", forbidden.display()),
+                &format!("--log={}", log.display()),
+                "--",
+                "sh",
+                "-c",
+                &format!(
+                    "hp-write every {p} 60 50 > every.out & hp-write every {f} 60 50 > forb.out & hp-write touch {q}; wait",
+                    p = s.project.display(),
+                    f = forbidden.display(),
+                    q = q.display()
+                ),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pending = |s: &Scratch| -> Vec<serde_json::Value> {
+            let out = run(s.hallpass(["answer", "--json"]));
+            serde_json::from_slice::<serde_json::Value>(&out.stdout)
+                .ok()
+                .and_then(|v| v.as_array().cloned())
+                .unwrap_or_default()
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let first = loop {
+            let p = pending(&s);
+            if p.len() == 1 {
+                break p[0].clone();
+            }
+            assert!(Instant::now() < deadline, "no question");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(first["path"], q.to_string_lossy().as_ref());
+        // Mid-stream: some allowed writes done, more to come.
+        lines_of(&s.project.join("every.out"), 5);
+        let pid = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.pid")).unwrap();
+        let _ = std::process::Command::new("kill")
+            .arg("-9")
+            .arg(pid.trim())
+            .status();
+        // The launcher starts a new daemon, which asks the question again.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let again = loop {
+            let p = pending(&s);
+            if p.len() == 1 && p[0]["id"] != first["id"] {
+                break p[0].clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the question was not asked again: {p:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(again["path"], q.to_string_lossy().as_ref());
+        let new_pid = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.pid")).unwrap();
+        assert_ne!(new_pid, pid);
+        let out = run(s.hallpass(["answer", "--id", &again["id"].to_string(), "once"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        // The session finishes its work: nothing hung, nothing forbidden landed.
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&out), "ok\n");
+        let err = stderr(&out);
+        assert!(err.contains("hallpass: lost the daemon"), "{err}");
+        assert!(err.contains("a new daemon supervises the session"), "{err}");
+        let every = lines_of(&s.project.join("every.out"), 60);
+        assert!(every.iter().all(|l| l.ends_with(" ok")), "{every:?}");
+        let forb = lines_of(&s.project.join("forb.out"), 60);
+        assert!(forb.iter().all(|l| l.ends_with(" err 13")), "{forb:?}");
+        assert_eq!(std::fs::read_dir(&forbidden).unwrap().count(), 0);
+        assert!(q.exists());
+    }
+}
+
+#[test]
+fn many_sessions_with_open_questions_stay_independent() {
+    let s = Scratch::new("many", variants()[0]);
+    const SESSIONS: usize = 32;
+    const WRITES: usize = 1000;
+    let mut children = Vec::new();
+    let started = Instant::now();
+    for i in 0..SESSIONS {
+        let dir = s.project.join(format!("s{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Each: one question left open (outside), and 1,000 allowed writes meanwhile.
+        let c = s
+            .hallpass([
+                "--prompt=answer",
+                "--",
+                "sh",
+                "-c",
+                &format!(
+                    "hp-write touch {q} > {d}/q.out & hp-write every {d} {WRITES} 0 > {d}/every.out; echo done; wait",
+                    q = s.outside.join(format!("q{i}")).display(),
+                    d = dir.display()
+                ),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        children.push(c);
+    }
+    // Every session's allowed writes complete while all the questions stay open.
+    for i in 0..SESSIONS {
+        let f = s.project.join(format!("s{i}/every.out"));
+        let lines = lines_of(&f, WRITES);
+        assert!(lines.iter().all(|l| l.ends_with(" ok")), "session {i}");
+    }
+    let elapsed = started.elapsed();
+    let out = run(s.hallpass(["answer", "--json"]));
+    let open: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(open.len(), SESSIONS, "every question still open");
+    eprintln!(
+        "{SESSIONS} sessions x {WRITES} allowed writes with a question open each: {:.1} s, {:.1} us per write overall",
+        elapsed.as_secs_f64(),
+        elapsed.as_secs_f64() * 1e6 / (SESSIONS * WRITES) as f64
+    );
+    // Deny them all; every session ends.
+    for q in &open {
+        let out = run(s.hallpass(["answer", "--id", &q["id"].to_string(), "deny"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(stdout(&out), "done\n");
+    }
+}

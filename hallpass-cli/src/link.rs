@@ -1,0 +1,251 @@
+//! The launcher's connection to the daemon, for the whole session: registering it
+//! (`OpenSession`, then `Attach` with the listener), lending `/proc/TID/mem` descriptors on
+//! request, and, if the daemon dies, registering the running session again with a new one.
+//!
+//! The launcher keeps the seccomp listener and the session journal for that. While no daemon
+//! listens, the command's writes wait in the kernel; what the dead daemon held is in the
+//! journal, and the new one decides it again. If no daemon can be reached for a minute, the
+//! launcher lets go of the listener: the kernel then fails every write (ENOSYS), nothing
+//! waits forever.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hallpass_proto::{
+    control, control_reply, control_request, Attach, ControlReply, ControlRequest, LentFd,
+    OpenSession, SessionOpened,
+};
+use tokio::sync::watch;
+
+use crate::Failure;
+
+/// How long the launcher tries to reach a new daemon before it gives the session up.
+const RECONNECT_FOR: Duration = Duration::from_secs(60);
+
+/// Everything needed to register the session (again).
+pub struct Registration {
+    /// The session as first opened; sent again with `resume_tmpdir` set.
+    pub open: OpenSession,
+    pub listener: OwnedFd,
+    pub journal: OwnedFd,
+    pub log: Option<File>,
+    /// The command's first process.
+    pub pid: i32,
+}
+
+/// Makes the session journal: a memfd of the size the daemon expects, closed on exec so the
+/// command never holds it.
+pub fn journal() -> io::Result<OwnedFd> {
+    use nix::sys::memfd::{memfd_create, MFdFlags};
+    let fd = memfd_create(c"hallpass-journal", MFdFlags::MFD_CLOEXEC)?;
+    nix::unistd::ftruncate(&fd, hallpass_proto::JOURNAL_SIZE as i64)?;
+    Ok(fd)
+}
+
+fn lost(e: io::Error) -> Failure {
+    Failure::new(format!(
+        "lost the daemon while registering the session: {e}"
+    ))
+}
+
+fn unexpected() -> Failure {
+    Failure::new("the daemon sent an unexpected reply (version mismatch?)")
+}
+
+/// Sends `OpenSession`; returns the daemon's answer.
+pub fn open(sock: &UnixStream, open: &OpenSession) -> Result<SessionOpened, Failure> {
+    // The daemon may refuse us before reading anything (a supervised peer): then the send
+    // fails, and its reason is waiting to be read.
+    let sent = control::send(
+        sock,
+        &ControlRequest {
+            kind: Some(control_request::Kind::Open(open.clone())),
+        },
+        &[],
+    );
+    let reply = control::recv::<ControlReply>(sock);
+    if let (Err(e), Err(_)) = (&sent, &reply) {
+        return Err(lost(io::Error::new(e.kind(), e.to_string())));
+    }
+    match reply.map_err(lost)?.0.kind {
+        Some(control_reply::Kind::Opened(o)) => Ok(o),
+        Some(control_reply::Kind::Refused(r)) => Err(Failure::new(format!(
+            "the daemon refused the session: {}",
+            r.message
+        ))),
+        _ => Err(unexpected()),
+    }
+}
+
+/// Sends `Attach` with the listener, the journal and the log; waits for `Attached`.
+pub fn attach(
+    sock: &UnixStream,
+    session_id: u64,
+    reg: &Registration,
+    resume: bool,
+) -> Result<(), Failure> {
+    let a = Attach {
+        session_id,
+        pid: reg.pid,
+        has_log: reg.log.is_some(),
+        resume,
+        has_journal: true,
+    };
+    let mut fds = vec![reg.listener.as_fd(), reg.journal.as_fd()];
+    if let Some(l) = &reg.log {
+        fds.push(l.as_fd());
+    }
+    control::send(
+        sock,
+        &ControlRequest {
+            kind: Some(control_request::Kind::Attach(a)),
+        },
+        &fds,
+    )
+    .map_err(lost)?;
+    match control::recv::<ControlReply>(sock).map_err(lost)?.0.kind {
+        Some(control_reply::Kind::Attached(_)) => Ok(()),
+        Some(control_reply::Kind::Refused(r)) => Err(Failure::new(format!(
+            "the daemon refused the session: {}",
+            r.message
+        ))),
+        _ => Err(unexpected()),
+    }
+}
+
+/// The session's link to whichever daemon supervises it, kept by a thread of its own.
+pub struct Link {
+    current: Arc<Mutex<Option<UnixStream>>>,
+    done: Arc<AtomicBool>,
+    session: watch::Receiver<Option<u64>>,
+}
+
+impl Link {
+    /// The session's id with the daemon now; `None` while no daemon supervises it. Changes
+    /// (even to an equal value) each time it is registered again.
+    pub fn session(&self) -> watch::Receiver<Option<u64>> {
+        self.session.clone()
+    }
+
+    /// Ends the session: the daemon sees the connection close.
+    pub fn close(self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(s) = self.current.lock().unwrap().take() {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// Starts serving the daemon on `sock` (attached as `session_id`).
+pub fn start(sock: UnixStream, reg: Registration, session_id: u64) -> Link {
+    let (tx, rx) = watch::channel(Some(session_id));
+    let current = Arc::new(Mutex::new(sock.try_clone().ok()));
+    let done = Arc::new(AtomicBool::new(false));
+    let (c, d) = (current.clone(), done.clone());
+    std::thread::spawn(move || run(sock, reg, c, d, tx));
+    Link {
+        current,
+        done,
+        session: rx,
+    }
+}
+
+fn run(
+    mut sock: UnixStream,
+    reg: Registration,
+    current: Arc<Mutex<Option<UnixStream>>>,
+    done: Arc<AtomicBool>,
+    session: watch::Sender<Option<u64>>,
+) {
+    loop {
+        lend(&sock);
+        if done.load(Ordering::SeqCst) {
+            return;
+        }
+        let _ = session.send(None);
+        crate::say("hallpass: lost the daemon; the command's writes wait while a new one starts");
+        match reconnect(&reg, &done) {
+            Some((s, id)) => {
+                *current.lock().unwrap() = s.try_clone().ok();
+                // Closed meanwhile: this one must see the end too.
+                if done.load(Ordering::SeqCst) {
+                    let _ = s.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
+                crate::say(&format!(
+                    "hallpass: a new daemon supervises the session (now session {id})"
+                ));
+                let _ = session.send(Some(id));
+                sock = s;
+            }
+            None => {
+                crate::say(&format!(
+                    "hallpass: no daemon for {}s: giving the session up; the command's writes now fail (ENOSYS)",
+                    RECONNECT_FOR.as_secs()
+                ));
+                // Dropping `reg` closes our listener: the kernel fails what waits.
+                return;
+            }
+        }
+    }
+}
+
+/// Registers the running session with a new daemon, starting one if needed.
+fn reconnect(reg: &Registration, done: &AtomicBool) -> Option<(UnixStream, u64)> {
+    let deadline = Instant::now() + RECONNECT_FOR;
+    let mut pause = Duration::from_millis(50);
+    let mut open = reg.open.clone();
+    while Instant::now() < deadline && !done.load(Ordering::SeqCst) {
+        let attempt = (|| -> Result<(UnixStream, u64), Failure> {
+            let sock = crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?;
+            let opened = self::open(&sock, &open)?;
+            attach(&sock, opened.session_id, reg, true)?;
+            Ok((sock, opened.session_id))
+        })();
+        match attempt {
+            Ok(r) => return Some(r),
+            Err(f) if f.message.contains("cannot resume with TMPDIR") => {
+                // Gone (cleaned up?): a fresh one rather than no supervision.
+                open.resume_tmpdir.clear();
+            }
+            Err(_) => {}
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_secs(1));
+    }
+    None
+}
+
+/// Serves the daemon's requests for `/proc/TID/mem` descriptors until it hangs up.
+fn lend(sock: &UnixStream) {
+    loop {
+        let tid = match control::recv::<ControlReply>(sock) {
+            Ok((
+                ControlReply {
+                    kind: Some(control_reply::Kind::Lend(l)),
+                },
+                _,
+            )) => l.tid,
+            Ok(_) => continue,
+            Err(_) => return,
+        };
+        let r = match File::open(format!("/proc/{tid}/mem")) {
+            Ok(f) => control::send(sock, &lent(tid, 0), &[f.as_fd()]),
+            Err(e) => control::send(sock, &lent(tid, e.raw_os_error().unwrap_or(libc::EIO)), &[]),
+        };
+        if r.is_err() {
+            return;
+        }
+    }
+}
+
+fn lent(tid: i32, error: i32) -> ControlRequest {
+    ControlRequest {
+        kind: Some(control_request::Kind::Lent(LentFd { tid, error })),
+    }
+}
