@@ -74,7 +74,7 @@ fn answer_of(w: AnswerWord) -> Answer {
 fn to_json(q: &Question) -> serde_json::Value {
     serde_json::json!({
         "id": q.id, "session": q.session_id, "command": q.command, "pid": q.pid, "name": q.name,
-        "exe": q.exe, "syscall": q.syscall, "path": q.path, "chain": q.chain, "scope": q.scope,
+        "exe": q.exe, "syscall": q.syscall, "path": q.path, "also": q.also, "chain": q.chain, "scope": q.scope,
         "timed_secs": q.timed_secs, "asked_ms": q.asked_ms,
     })
 }
@@ -83,12 +83,27 @@ fn to_json(q: &Question) -> serde_json::Value {
 struct View {
     /// Pending questions, oldest first, with the scope chosen so far.
     list: Vec<(Question, PathBuf)>,
-    selected: usize,
+    /// The selected question, by id: the list may change under it.
+    selected: Option<u64>,
+    /// Questions answered here, shown as such until the daemon says they are resolved.
+    sent: Vec<u64>,
     /// A line about the last answer that did not apply.
     note: String,
 }
 
 impl View {
+    /// The selected question's id: the one chosen if still there, else the oldest.
+    fn current(&self) -> Option<u64> {
+        self.selected
+            .filter(|id| self.list.iter().any(|(q, _)| q.id == *id))
+            .or_else(|| self.list.first().map(|(q, _)| q.id))
+    }
+
+    fn index(&self) -> Option<usize> {
+        let id = self.current()?;
+        self.list.iter().position(|(q, _)| q.id == id)
+    }
+
     fn render(&self, size: pty::Size) -> String {
         let w = size.cols as usize;
         let cut = |s: String| -> String {
@@ -104,14 +119,21 @@ impl View {
             n => format!("hallpass answer: {n} questions waiting; [j]/[k] select.  [q] quit"),
         })];
         out.push(String::new());
-        for (i, (q, scope)) in self.list.iter().enumerate() {
-            let mark = if i == self.selected { ">" } else { " " };
+        let clean = bar::clean;
+        for (q, scope) in &self.list {
+            let mark = if self.sent.contains(&q.id) {
+                "="
+            } else if Some(q.id) == self.current() {
+                ">"
+            } else {
+                " "
+            };
             let who = if q.name.is_empty() {
                 format!("pid {}", q.pid)
             } else {
-                format!("{} (pid {})", q.name, q.pid)
+                format!("{} (pid {})", clean(&q.name), q.pid)
             };
-            let mut cmd = q.command.join(" ");
+            let mut cmd = clean(&q.command.join(" "));
             if cmd.chars().count() > 40 {
                 cmd = cmd.chars().take(39).chain(['…']).collect();
             }
@@ -119,14 +141,19 @@ impl View {
                 "{mark} [{}] session {} ({cmd}): {who}",
                 q.id, q.session_id
             )));
-            out.push(cut(format!("      wants to write {}", q.path)));
-            out.push(cut(format!("      by: {}", q.chain.join(" ← "))));
+            let what: Vec<String> = std::iter::once(&q.path)
+                .chain(&q.also)
+                .map(|p| clean(p))
+                .collect();
+            out.push(cut(format!("      wants to write {}", what.join(" and "))));
+            let chain: Vec<String> = q.chain.iter().map(|c| clean(c)).collect();
+            out.push(cut(format!("      by: {}", chain.join(" ← "))));
             out.push(cut(format!(
                 "      [t] and [a] allow, [n] denies: {}",
-                scope.display()
+                clean(&scope.to_string_lossy())
             )));
         }
-        if let Some((q, _)) = self.list.get(self.selected) {
+        if let Some((q, _)) = self.list.iter().find(|(q, _)| Some(q.id) == self.current()) {
             out.push(String::new());
             out.push(cut(format!(
                 "[o] allow once  [t] for {}  [a] always  [d] deny  [n] never  [+]/[-] wider/narrower",
@@ -156,7 +183,7 @@ async fn interactive(mut c: HallpassClient<Channel>, session: u64) -> Result<i32
     let (ktx, mut keys) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
     std::thread::spawn(move || {
         let mut stdin = std::io::stdin();
-        let mut buf = [0u8; 64];
+        let mut buf = [0u8; 4096];
         while let Ok(n) = stdin.read(&mut buf) {
             if n == 0 || ktx.send(buf[..n].to_vec()).is_err() {
                 return;
@@ -168,7 +195,8 @@ async fn interactive(mut c: HallpassClient<Channel>, session: u64) -> Result<i32
     let _ = out.write_all(b"\x1b[?1049h\x1b[?25l");
     let mut view = View {
         list: Vec::new(),
-        selected: 0,
+        selected: None,
+        sent: Vec::new(),
         note: String::new(),
     };
     let size =
@@ -186,7 +214,7 @@ async fn interactive(mut c: HallpassClient<Channel>, session: u64) -> Result<i32
                     Some(event::Kind::Asked(_)) => {}
                     Some(event::Kind::Resolved(r)) => {
                         view.list.retain(|(q, _)| q.id != r.question_id);
-                        view.selected = view.selected.min(view.list.len().saturating_sub(1));
+                        view.sent.retain(|id| *id != r.question_id);
                     }
                     None => {}
                 },
@@ -198,10 +226,15 @@ async fn interactive(mut c: HallpassClient<Channel>, session: u64) -> Result<i32
                 match key(&mut view, &k) {
                     Key::Quit => break Ok(0),
                     Key::Answer(req) => {
+                        let id = req.question_id;
                         view.note = match c.answer(req).await {
                             Ok(r) if !r.get_ref().warning.is_empty() => r.get_ref().warning.clone(),
                             Ok(_) => String::new(),
-                            Err(e) => format!("not applied: {}", say(&e)),
+                            Err(e) => {
+                                // Not applied: it stays open, and answerable.
+                                view.sent.retain(|x| *x != id);
+                                format!("not applied: {}", say(&e))
+                            }
                         };
                     }
                     Key::Redraw => {}
@@ -232,17 +265,26 @@ fn key(view: &mut View, k: &[u8]) -> Key {
     };
     match b {
         b'q' | 0x03 | 0x04 => return Key::Quit,
-        b'j' => {
-            view.selected = (view.selected + 1).min(view.list.len().saturating_sub(1));
-            return Key::Redraw;
-        }
-        b'k' => {
-            view.selected = view.selected.saturating_sub(1);
+        b'j' | b'k' => {
+            if let Some(i) = view.index() {
+                let j = if b == b'j' {
+                    (i + 1).min(view.list.len() - 1)
+                } else {
+                    i.saturating_sub(1)
+                };
+                view.selected = Some(view.list[j].0.id);
+            }
             return Key::Redraw;
         }
         _ => {}
     }
-    let Some((q, scope)) = view.list.get_mut(view.selected) else {
+    let Some(i) = view.index() else {
+        return Key::Redraw;
+    };
+    if view.sent.contains(&view.list[i].0.id) {
+        return Key::Redraw;
+    }
+    let Some((q, scope)) = view.list.get_mut(i) else {
         return Key::Redraw;
     };
     let answer = match b {
@@ -252,7 +294,7 @@ fn key(view: &mut View, k: &[u8]) -> Key {
         b'd' => Answer::Deny,
         b'n' => Answer::Never,
         b'+' | b'=' => {
-            *scope = bar::wider(scope);
+            *scope = bar::wider(scope, &bar::home());
             return Key::Redraw;
         }
         b'-' => {
@@ -270,7 +312,12 @@ fn key(view: &mut View, k: &[u8]) -> Key {
             scope.to_string_lossy().into_owned()
         },
     };
-    view.list.remove(view.selected);
-    view.selected = view.selected.min(view.list.len().saturating_sub(1));
+    // Moves on to the next; this one goes when the daemon says it is resolved.
+    view.sent.push(req.question_id);
+    view.selected = view
+        .list
+        .iter()
+        .map(|(q, _)| q.id)
+        .find(|id| !view.sent.contains(id));
     Key::Answer(req)
 }

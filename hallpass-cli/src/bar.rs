@@ -5,6 +5,27 @@ use std::path::{Path, PathBuf};
 
 use hallpass_proto::Question;
 
+/// `s` fit to draw on a terminal: control characters (escape sequences in a process name or
+/// a path could redraw the bar) and bidirectional overrides shown escaped, not obeyed.
+pub fn clean(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\x1b' => out.push_str("\\e"),
+            c if c.is_control()
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c) =>
+            {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// `300` → `5m0s`, `90` → `1m30s`, `45` → `45s`, `3600` → `1h0m0s`.
 pub fn duration(secs: u32) -> String {
     let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
@@ -17,12 +38,22 @@ pub fn duration(secs: u32) -> String {
     }
 }
 
-/// The scope one level wider: the parent directory, but never `/`.
-pub fn wider(scope: &Path) -> PathBuf {
+/// The scope one level wider: the parent directory, but never `/`, `home` or above it.
+pub fn wider(scope: &Path, home: &Path) -> PathBuf {
     match scope.parent() {
-        Some(p) if p != Path::new("/") && p.parent().is_some() => p.to_path_buf(),
+        Some(p) if p != Path::new("/") && p.parent().is_some() && !home.starts_with(p) => {
+            p.to_path_buf()
+        }
         _ => scope.to_path_buf(),
     }
+}
+
+/// The user's home, for [`wider`].
+pub fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// The scope one level narrower, toward `path`: at most `path` itself.
@@ -70,8 +101,14 @@ pub fn lines(q: &Question, scope: &Path, waiting: usize, rows: u16, cols: u16) -
     let who = if q.name.is_empty() {
         format!("pid {}", q.pid)
     } else {
-        format!("{} (pid {})", q.name, q.pid)
+        format!("{} (pid {})", clean(&q.name), q.pid)
     };
+    // Every path the answer is for (both of a rename).
+    let what = std::iter::once(&q.path)
+        .chain(&q.also)
+        .map(|p| clean(p))
+        .collect::<Vec<_>>()
+        .join(" and ");
     let more = match waiting {
         0 => String::new(),
         1 => "  [1 more waiting]".into(),
@@ -81,20 +118,21 @@ pub fn lines(q: &Question, scope: &Path, waiting: usize, rows: u16, cols: u16) -
         "[o] allow once  [t] for {}  [a] always  [d] deny  [n] never",
         duration(q.timed_secs)
     );
-    let scope = scope.to_string_lossy();
+    let scope = clean(&scope.to_string_lossy());
     if rows < 8 {
         let head = format!("hallpass: {who} wants to write ");
         let tail = format!("  {keys}{more}");
         let room = w.saturating_sub(head.chars().count() + tail.chars().count());
         return vec![cut_right(
-            &format!("{head}{}{tail}", cut_left(&q.path, room.max(12))),
+            &format!("{head}{}{tail}", cut_left(&what, room.max(12))),
             w,
         )];
     }
     let head = format!("hallpass: {who} wants to write ");
     let room = w.saturating_sub(head.chars().count() + more.chars().count());
-    let first = format!("{head}{}{more}", cut_left(&q.path, room.max(12)));
-    let by = format!("  by: {}", q.chain.join(" ← "));
+    let first = format!("{head}{}{more}", cut_left(&what, room.max(12)));
+    let chain: Vec<String> = q.chain.iter().map(|c| clean(c)).collect();
+    let by = format!("  by: {}", chain.join(" ← "));
     let scope_tail = "   [+]/[-] wider/narrower";
     let lead = "  [t] and [a] allow, [n] denies: ";
     let room = w.saturating_sub(lead.chars().count() + scope_tail.len());
@@ -164,13 +202,34 @@ mod tests {
     fn scopes_widen_and_narrow() {
         let path = Path::new("/home/me/.npm/_cacache/tmp/x");
         let s = Path::new("/home/me/.npm/_cacache");
-        assert_eq!(wider(s), PathBuf::from("/home/me/.npm"));
-        assert_eq!(wider(Path::new("/home")), PathBuf::from("/home"));
+        let home = Path::new("/home/me");
+        assert_eq!(wider(s, home), PathBuf::from("/home/me/.npm"));
+        // Never the home directory, nor above it, nor /.
+        assert_eq!(
+            wider(Path::new("/home/me/.npm"), home),
+            PathBuf::from("/home/me/.npm")
+        );
+        assert_eq!(wider(Path::new("/etc"), home), PathBuf::from("/etc"));
+        assert_eq!(wider(Path::new("/etc/x"), home), PathBuf::from("/etc"));
         assert_eq!(
             narrower(s, path),
             PathBuf::from("/home/me/.npm/_cacache/tmp")
         );
         assert_eq!(narrower(path, path), path.to_path_buf());
         assert_eq!(cut_left("abcdef", 4), "…def");
+    }
+
+    #[test]
+    fn what_a_process_names_is_shown_not_obeyed() {
+        assert_eq!(clean("a\x1b[1Ab\nc\u{202e}d"), "a\\e[1Ab\\nc\\u{202e}d");
+        let mut q = q();
+        q.name = "\x1b[2J".into();
+        q.also = vec!["/home/me/.bashrc".into()];
+        let l = lines(&q, Path::new("/x"), 0, 30, 200);
+        assert!(!l.iter().any(|x| x.contains('\x1b')), "{l:?}");
+        assert!(
+            l[0].contains("/home/me/.npm/_cacache/tmp/x and /home/me/.bashrc"),
+            "{l:?}"
+        );
     }
 }

@@ -127,19 +127,31 @@ async fn notify(
     mut c: HallpassClient<Channel>,
     warned: Arc<AtomicBool>,
 ) {
+    // Text from the process, shown as text: notification servers read markup in bodies.
+    let text = |s: &str| {
+        bar::clean(s)
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
     let who = if q.name.is_empty() {
         format!("pid {}", q.pid)
     } else {
-        format!("{} (pid {})", q.name, q.pid)
+        format!("{} (pid {})", text(&q.name), q.pid)
     };
+    let what: Vec<String> = std::iter::once(&q.path)
+        .chain(&q.also)
+        .map(|p| text(p))
+        .collect();
+    let chain: Vec<String> = q.chain.iter().map(|c| text(c)).collect();
     let mut n = Notification::new();
     n.appname("hallpass")
         .summary(&format!("hallpass: {who} wants to write"))
         .body(&format!(
             "{}\nby: {}\n[t] [a] [n] apply to: {}",
-            q.path,
-            q.chain.join(" ← "),
-            q.scope
+            what.join(" and "),
+            chain.join(" ← "),
+            text(&q.scope)
         ))
         .action("once", "Allow once")
         .action(

@@ -80,6 +80,49 @@ pub fn stop_all(why: &str) {
     });
 }
 
+/// Without `--wait=all`, the session ends with the command: what it left behind is ended
+/// too (SIGTERM, then SIGKILL after a second), while still supervised, and reaped. Returns how
+/// many there were.
+pub fn end_leftovers() -> usize {
+    let pids = descendants();
+    if pids.is_empty() {
+        return 0;
+    }
+    for &p in &pids {
+        let _ = kill(Pid::from_raw(p), Signal::SIGTERM);
+        let _ = kill(Pid::from_raw(p), Signal::SIGCONT);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    while !descendants().is_empty() && std::time::Instant::now() < deadline {
+        reap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for p in descendants() {
+        let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
+    }
+    while !descendants().is_empty() && std::time::Instant::now() < deadline + GRACE {
+        reap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    reap();
+    crate::say(&format!(
+        "hallpass: ended {} the command left behind ({}); --wait=all keeps supervising them instead",
+        plural(pids.len()),
+        list(&pids)
+    ));
+    pids.len()
+}
+
+/// Collects the exit status of every child that has exited.
+fn reap() {
+    use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+    while let Ok(st) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+        if st == WaitStatus::StillAlive {
+            break;
+        }
+    }
+}
+
 fn plural(n: usize) -> String {
     if n == 1 {
         "1 process".into()

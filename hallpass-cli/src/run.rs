@@ -209,14 +209,30 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     }
     let wait_all = args.wait == WaitArg::All;
     let desktop = (args.prompt == PromptArg::Desktop).then(|| desktop::start(link.session()));
+    let end = |code: i32| {
+        if !wait_all {
+            procs::end_leftovers();
+        }
+        code
+    };
     let code = match leader {
-        None => wait_for(pid, &signals, &|| {}, wait_all),
+        None => end(wait_for(pid, &signals, &|| {}, wait_all)),
         Some(leader) => {
-            let raw = RawMode::enter(std::io::stdin().as_fd())
-                .map_err(|e| Failure::new(format!("cannot set the terminal to raw mode: {e}")))?;
+            // The command runs already: if its terminal cannot be set up, it must not go on
+            // without one.
+            let fail = |f: Failure| {
+                let _ = kill(pid, Signal::SIGKILL);
+                let _ = waitpid(pid, None);
+                f
+            };
+            let raw = RawMode::enter(std::io::stdin().as_fd()).map_err(|e| {
+                fail(Failure::new(format!(
+                    "cannot set the terminal to raw mode: {e}"
+                )))
+            })?;
             let relay = terminal::start(leader, size, link.session(), child.pid, wait_all)
-                .map_err(|e| Failure::new(format!("cannot relay the terminal: {e}")))?;
-            let code = wait_for(pid, &signals, &|| relay.resize(), wait_all);
+                .map_err(|e| fail(Failure::new(format!("cannot relay the terminal: {e}"))))?;
+            let code = end(wait_for(pid, &signals, &|| relay.resize(), wait_all));
             let outcome = relay.finish();
             drop(raw);
             if outcome.stopped && !wait_all {

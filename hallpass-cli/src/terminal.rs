@@ -12,7 +12,7 @@ use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,6 +28,12 @@ use crate::sys::pty::{self, Size};
 const ESCAPE: u8 = 0x1d;
 /// How long the command's last output may take to arrive after it exits.
 const DRAIN: Duration = Duration::from_millis(300);
+/// How long a question must have been on the bar before a key answers it: a key typed for
+/// the command just as the question appeared must not answer it.
+const ARMED_AFTER: Duration = Duration::from_millis(400);
+/// Events waiting for the relay at most; past that, readers wait (the command's output
+/// blocks on the pty rather than piling up in memory).
+const BACKLOG: usize = 256;
 /// How long processes get to end after `Ctrl-] s` before they are killed.
 const STOP_GRACE: Duration = Duration::from_secs(3);
 
@@ -46,6 +52,8 @@ pub enum Event {
     Resolved(u64),
     /// A line for the user: an answer that did not apply, the daemon gone.
     Note(String),
+    /// The answer sent for this question was refused: it stays open.
+    AnswerFailed(u64),
     /// The daemon went away: the questions shown are void (a new daemon asks them again).
     Reset,
     /// Our terminal's window changed size.
@@ -56,7 +64,7 @@ pub enum Event {
 
 /// A running relay: feed it events, then [`Handle::finish`].
 pub struct Handle {
-    tx: Sender<Event>,
+    tx: SyncSender<Event>,
     thread: std::thread::JoinHandle<Outcome>,
 }
 
@@ -89,7 +97,7 @@ pub fn start(
     pgid: i32,
     all: bool,
 ) -> std::io::Result<Handle> {
-    let (tx, rx) = channel();
+    let (tx, rx) = sync_channel(BACKLOG);
     let to_cmd = spawn_writer(File::from(leader.try_clone()?));
     spawn_reader(
         File::from(leader.try_clone()?),
@@ -113,6 +121,8 @@ pub fn start(
         to_cmd,
         answers,
         generation: 0,
+        front: None,
+        sent: None,
         pgid,
         all,
         stopped: false,
@@ -138,7 +148,7 @@ fn nz(v: u16) -> std::num::NonZeroU16 {
     std::num::NonZeroU16::new(v).unwrap_or(std::num::NonZeroU16::MIN)
 }
 
-fn spawn_reader(mut from: File, tx: Sender<Event>, wrap: fn(Vec<u8>) -> Event, end: Event) {
+fn spawn_reader(mut from: File, tx: SyncSender<Event>, wrap: fn(Vec<u8>) -> Event, end: Event) {
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 16 * 1024];
         loop {
@@ -177,7 +187,7 @@ fn spawn_writer(mut to: File) -> Sender<Vec<u8>> {
 /// the launcher has registered it with a new daemon.
 fn spawn_watcher(
     mut session: watch::Receiver<Option<u64>>,
-    tx: Sender<Event>,
+    tx: SyncSender<Event>,
 ) -> tokio::sync::mpsc::UnboundedSender<(u64, AnswerRequest)> {
     let (atx, mut arx) = tokio::sync::mpsc::unbounded_channel::<(u64, AnswerRequest)>();
     std::thread::spawn(move || {
@@ -222,7 +232,7 @@ fn spawn_watcher(
 async fn follow(
     id: u64,
     generation: u64,
-    tx: &Sender<Event>,
+    tx: &SyncSender<Event>,
     answers: &mut tokio::sync::mpsc::UnboundedReceiver<(u64, AnswerRequest)>,
     session: &mut watch::Receiver<Option<u64>>,
 ) -> Result<(), ()> {
@@ -263,6 +273,7 @@ async fn follow(
                 if g != generation {
                     continue;
                 }
+                let id = req.question_id;
                 match c.answer(req).await {
                     Ok(r) if !r.get_ref().warning.is_empty() => {
                         tx.send(note(r.get_ref().warning.clone())).map_err(drop)?;
@@ -271,6 +282,7 @@ async fn follow(
                     // Answered elsewhere first: the bar already moved on.
                     Err(e) if e.code() == tonic::Code::FailedPrecondition => {}
                     Err(e) => {
+                        tx.send(Event::AnswerFailed(id)).map_err(drop)?;
                         tx.send(note(format!("the answer was refused: {}", crate::api::say(&e))))
                             .map_err(drop)?;
                     }
@@ -300,6 +312,10 @@ struct Relay {
     answers: tokio::sync::mpsc::UnboundedSender<(u64, AnswerRequest)>,
     /// How many times the daemon went away: answers to an older generation are dropped.
     generation: u64,
+    /// The question at the front of the queue, and since when it is there.
+    front: Option<(u64, Instant)>,
+    /// The question an answer was sent for, shown until the daemon says it is resolved.
+    sent: Option<u64>,
     pgid: i32,
     all: bool,
     stopped: bool,
@@ -339,7 +355,13 @@ impl Relay {
                 Event::Reset => {
                     self.generation += 1;
                     self.queue.clear();
+                    self.sent = None;
                     self.redraw();
+                }
+                Event::AnswerFailed(id) => {
+                    if self.sent == Some(id) {
+                        self.sent = None;
+                    }
                 }
                 Event::Exited => {
                     self.exited.store(true, Ordering::Relaxed);
@@ -378,6 +400,10 @@ impl Relay {
 
     /// Draws the overlay, or takes it away if there is none.
     fn redraw(&mut self) {
+        let front = self.queue.front().map(|(q, _)| q.id);
+        if front != self.front.map(|(id, _)| id) {
+            self.front = front.map(|id| (id, Instant::now()));
+        }
         let lines = self.overlay();
         if lines.is_empty() {
             return self.undraw();
@@ -448,7 +474,8 @@ impl Relay {
             Some(prev) => {
                 let mut d = prev.cursor_state_formatted();
                 d.push_str(&prev.attributes_formatted());
-                d.push_str(&self.model.screen().contents_diff(prev));
+                // Contents and input modes (keypad, mouse, bracketed paste) alike.
+                d.push_str(&self.model.screen().state_diff(prev));
                 d
             }
             None => self.model.screen().contents_formatted(),
@@ -482,12 +509,11 @@ impl Relay {
                 continue;
             }
             if self.notice.is_some() {
-                // Any key takes a notice away.
+                // Any key takes a notice away, and does nothing else: it was not meant for a
+                // question it hid.
                 self.notice = None;
                 self.redraw();
-                if self.queue.is_empty() {
-                    continue;
-                }
+                continue;
             }
             if !self.queue.is_empty() {
                 if lone {
@@ -503,9 +529,15 @@ impl Relay {
     }
 
     fn bar_key(&mut self, b: u8) {
+        let armed = self
+            .front
+            .is_some_and(|(_, since)| since.elapsed() >= ARMED_AFTER);
         let Some((q, scope)) = self.queue.front_mut() else {
             return;
         };
+        if !armed || self.sent == Some(q.id) {
+            return;
+        }
         let answer = match b {
             b'o' => Answer::Once,
             b't' => Answer::Timed,
@@ -513,7 +545,7 @@ impl Relay {
             b'd' => Answer::Deny,
             b'n' => Answer::Never,
             b'+' | b'=' => {
-                *scope = bar::wider(scope);
+                *scope = bar::wider(scope, &bar::home());
                 return self.redraw();
             }
             b'-' => {
@@ -527,16 +559,17 @@ impl Relay {
         } else {
             scope.to_string_lossy().into_owned()
         };
+        let id = q.id;
         let _ = self.answers.send((
             self.generation,
             AnswerRequest {
-                question_id: q.id,
+                question_id: id,
                 answer: answer as i32,
                 scope,
             },
         ));
-        self.queue.pop_front();
-        self.redraw();
+        // Shown until the daemon says it is resolved: if the answer is refused, it stays.
+        self.sent = Some(id);
     }
 
     fn asked(&mut self, q: Question) {
@@ -549,6 +582,9 @@ impl Relay {
     }
 
     fn resolved(&mut self, id: u64) {
+        if self.sent == Some(id) {
+            self.sent = None;
+        }
         let before = self.queue.len();
         self.queue.retain(|(q, _)| q.id != id);
         if self.queue.len() != before {

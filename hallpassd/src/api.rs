@@ -75,7 +75,12 @@ impl Hallpass for Api {
                 }
             }
             loop {
-                let e = match rx.recv().await {
+                // A client that went away ends this task even when no event comes for it.
+                let got = tokio::select! {
+                    got = rx.recv() => got,
+                    _ = tx.closed() => return,
+                };
+                let e = match got {
                     Ok(e) => e,
                     // Fell behind: start over from the pending list, which is the truth.
                     Err(RecvError::Lagged(_)) => {

@@ -48,7 +48,7 @@ impl Pending {
 pub enum AnswerError {
     #[error("no pending question {0}: it was answered already, or its process went away")]
     NotPending(u64),
-    #[error("the scope {scope} does not hold {path} (or is /)")]
+    #[error("the scope {scope} does not hold {path}, or is your home directory or above it")]
     Scope { scope: String, path: String },
     #[error("no answer given")]
     NoAnswer,
@@ -105,6 +105,7 @@ impl Questions {
                 && p.question.session_id == question.session_id
                 && p.question.syscall == question.syscall
                 && p.question.path == question.path
+                && p.question.also == question.also
         }) {
             p.notifs.push(notif);
             return;
@@ -141,7 +142,8 @@ impl Questions {
             let p = pending.get(&id).ok_or(AnswerError::NotPending(id))?;
             let path = Path::new(&p.question.path);
             let scope = scope.unwrap_or_else(|| PathBuf::from(&p.question.scope));
-            if !crate::scope::fits(&scope, path) {
+            let lasting = matches!(answer, Answer::Timed | Answer::Always | Answer::Never);
+            if lasting && !crate::scope::fits(&scope, path, p.session.home()) {
                 return Err(AnswerError::Scope {
                     scope: scope.display().to_string(),
                     path: p.question.path.clone(),
@@ -183,29 +185,60 @@ impl Questions {
             Answer::Unspecified => unreachable!(),
         };
         let sid = p.question.session_id;
+        // The person saw every path of the syscall: the answer is for all of them.
         self.resolve(p, decision, reason, answer);
-        // The same answer settles the other questions it covers: for a while, in this session;
-        // always and never, in every session.
+        // A lasting answer may settle other open questions: each is decided again, by its
+        // session's policy with the rules and grants as they are now (so a "never" rule or a
+        // protected path still wins). Grants that stayed in one session settle only there.
         if matches!(answer, Answer::Timed | Answer::Always | Answer::Never) {
-            let session = answer == Answer::Timed;
-            let covered: Vec<Pending> = {
-                let mut pending = self.pending.lock().unwrap();
-                let ids: Vec<u64> = pending
-                    .values()
-                    .filter(|q| {
-                        is_within(Path::new(&q.question.path), &scope)
-                            && (!session || q.question.session_id == sid)
-                    })
-                    .map(|q| q.question.id)
-                    .collect();
-                ids.iter().filter_map(|i| pending.remove(i)).collect()
-            };
-            for mut q in covered {
-                q.question.scope = scope.to_string_lossy().into_owned();
-                self.resolve(q, decision, reason, answer);
-            }
+            let only = (answer == Answer::Timed || warning.is_some()).then_some(sid);
+            self.settle_covered(&scope, only);
         }
         Ok(warning)
+    }
+
+    /// Decides again the open questions under `scope` (of session `only`, if given); those
+    /// that no longer need a person are resolved.
+    fn settle_covered(&self, scope: &Path, only: Option<u64>) {
+        let rules = self.rules.current();
+        let settled: Vec<(Pending, Decision, Reason)> = {
+            let mut pending = self.pending.lock().unwrap();
+            let mut out = Vec::new();
+            let ids: Vec<u64> = pending
+                .values()
+                .filter(|q| {
+                    only.is_none_or(|s| q.question.session_id == s)
+                        && std::iter::once(&q.question.path)
+                            .chain(&q.question.also)
+                            .any(|p| is_within(Path::new(p), scope))
+                })
+                .map(|q| q.question.id)
+                .collect();
+            for id in ids {
+                let q = &pending[&id];
+                let paths: Vec<&Path> = std::iter::once(&q.question.path)
+                    .chain(&q.question.also)
+                    .map(Path::new)
+                    .collect();
+                let (d, r, _) = q.session.decide(&q.question.syscall, &paths, &rules);
+                if d != Decision::Ask {
+                    let mut q = pending.remove(&id).unwrap();
+                    q.question.scope = scope.to_string_lossy().into_owned();
+                    out.push((q, d, r));
+                }
+            }
+            out
+        };
+        for (q, d, r) in settled {
+            let answer = match r {
+                Reason::Timed => Answer::Timed,
+                Reason::Always => Answer::Always,
+                Reason::Never => Answer::Never,
+                _ if d == Decision::Allow => Answer::Once,
+                _ => Answer::Deny,
+            };
+            self.resolve(q, d, r, answer);
+        }
     }
 
     /// Answers every notification of `p`, logs it and tells the subscribers.
@@ -215,10 +248,7 @@ impl Questions {
             _ => Reply::Fail(libc::EACCES),
         };
         let s = &p.session;
-        for (n, _) in &p.notifs {
-            let _ = seccomp::send(s.listener(), *n, reply);
-        }
-        p.release();
+        // Logged first: a crash between the two loses no line for a write that happened.
         s.count(decision);
         s.record(
             p.question.pid,
@@ -228,6 +258,10 @@ impl Questions {
             decision,
             reason,
         );
+        for (n, _) in &p.notifs {
+            let _ = seccomp::send(s.listener(), *n, reply);
+        }
+        p.release();
         let _ = self.events.send(Event {
             kind: Some(event::Kind::Resolved(Resolved {
                 question_id: p.question.id,

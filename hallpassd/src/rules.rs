@@ -155,6 +155,8 @@ fn stamp(path: &Path) -> Stamp {
 /// The rules file and the rules in force, shared by every session.
 pub struct Store {
     path: PathBuf,
+    /// Held across a read-modify-write of the file, so two changes never lose one another.
+    writing: Mutex<()>,
     rules: RwLock<Arc<Rules>>,
     /// The stamp of the file last read, and the error it had, if any.
     seen: Mutex<(Stamp, Option<ParseError>)>,
@@ -166,6 +168,7 @@ impl Store {
     pub fn open(path: PathBuf) -> Store {
         let s = Store {
             path,
+            writing: Mutex::new(()),
             rules: RwLock::new(Arc::new(Rules::default())),
             seen: Mutex::new((None, None)),
         };
@@ -221,8 +224,18 @@ impl Store {
         }
     }
 
-    /// Adds or replaces the rule for `rule.path` and saves the file.
+    /// Adds or replaces the rule for `rule.path` and saves the file. A path the file cannot
+    /// hold as one line (a control character, space at either end) is refused.
     pub fn add(&self, rule: Rule) -> io::Result<Arc<Rules>> {
+        let p = rule.path.to_string_lossy();
+        if p.chars().any(char::is_control) || p.trim() != p {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a rule cannot hold the path {p:?} (a control character, or space at an end)"
+                ),
+            ));
+        }
         self.change(|list| {
             list.retain(|r| r.path != rule.path);
             list.push(rule);
@@ -245,6 +258,7 @@ impl Store {
     /// Applies `edit` to the rules as the file has them now, and saves them if it says so.
     /// Refuses to write over a file that does not parse.
     fn change(&self, edit: impl FnOnce(&mut Vec<Rule>) -> bool) -> io::Result<Arc<Rules>> {
+        let _one_at_a_time = self.writing.lock().unwrap();
         self.reload();
         if let Some(e) = self.error() {
             return Err(io::Error::other(format!(
@@ -253,11 +267,13 @@ impl Store {
         }
         let mut list = self.current().list.clone();
         if edit(&mut list) {
-            write_atomically(&self.path, format(&list).as_bytes())?;
+            // The stamp of what we wrote, taken before it is in place: an edit by hand right
+            // after must not pass for ours.
+            let written = write_atomically(&self.path, format(&list).as_bytes())?;
             let mut seen = self.seen.lock().unwrap();
             let rules = Arc::new(Rules::from_list(list));
             *self.rules.write().unwrap() = rules.clone();
-            *seen = (stamp(&self.path), None);
+            *seen = (written, None);
             return Ok(rules);
         }
         Ok(self.current())
@@ -280,8 +296,9 @@ impl Store {
 }
 
 /// Writes `data` to `path` so that readers see the old file or the new one, never a part:
-/// a temporary file beside it, flushed to disk, then renamed over it.
-pub fn write_atomically(path: &Path, data: &[u8]) -> io::Result<()> {
+/// a temporary file beside it, flushed to disk, then renamed over it. Returns the new file's
+/// stamp.
+fn write_atomically(path: &Path, data: &[u8]) -> io::Result<Stamp> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let nanos = SystemTime::now()
@@ -300,9 +317,11 @@ pub fn write_atomically(path: &Path, data: &[u8]) -> io::Result<()> {
             .open(&tmp)?;
         f.write_all(data)?;
         f.sync_all()?;
+        let m = f.metadata()?;
         std::fs::rename(&tmp, path)?;
         // The rename itself is durable once the directory is.
-        std::fs::File::open(dir)?.sync_all()
+        std::fs::File::open(dir)?.sync_all()?;
+        Ok(Some((m.ino(), m.size(), m.mtime(), m.mtime_nsec())))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -399,6 +418,12 @@ mod tests {
         assert!(store.error().is_none());
         assert!(store.current().never.covers(Path::new("/z")));
         assert!(!store.current().always.covers(Path::new("/x")));
+        assert!(store
+            .add(Rule {
+                action: Action::Allow,
+                path: "/a\nallow /home".into(),
+            })
+            .is_err());
         assert!(store.remove(Path::new("/z")).unwrap().is_some());
         assert!(store.remove(Path::new("/z")).unwrap().is_none());
         std::fs::remove_dir_all(&dir).unwrap();

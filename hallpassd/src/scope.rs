@@ -41,8 +41,23 @@ fn take(base: &Path, rest: &[&std::ffi::OsStr], n: usize, min: usize, path: &Pat
 }
 
 /// The suggested scope for a write to `path` (absolute, resolved) by a user whose home is
-/// `home`.
+/// `home`: never `home` or above it (narrowed toward `path` until it is not).
 pub fn suggest(path: &Path, home: &Path) -> PathBuf {
+    let mut s = suggest_any(path, home);
+    while crate::policy::is_within(home, &s) && s != path {
+        let Some(next) = path
+            .strip_prefix(&s)
+            .ok()
+            .and_then(|rest| rest.components().next())
+        else {
+            break;
+        };
+        s.push(next);
+    }
+    s
+}
+
+fn suggest_any(path: &Path, home: &Path) -> PathBuf {
     if home != Path::new("/") {
         if let Ok(rel) = path.strip_prefix(home) {
             let rest = names(rel);
@@ -72,15 +87,17 @@ pub fn suggest(path: &Path, home: &Path) -> PathBuf {
     }
 }
 
-/// Whether `scope` may be used for a question about `path`: the path itself or a directory
-/// above it, absolute, and not `/`.
-pub fn fits(scope: &Path, path: &Path) -> bool {
+/// Whether `scope` may be used for a lasting answer about `path`: the path itself or a
+/// directory above it, absolute, and neither `/` nor `home` nor a directory above `home`
+/// (allowing all of a home is not a scope, it is no supervision).
+pub fn fits(scope: &Path, path: &Path, home: &Path) -> bool {
     scope.is_absolute()
         && scope != Path::new("/")
         && !scope
             .components()
             .any(|c| matches!(c, Component::ParentDir))
         && crate::policy::is_within(path, scope)
+        && !crate::policy::is_within(home, scope)
 }
 
 #[cfg(test)]
@@ -113,6 +130,14 @@ mod tests {
         assert_eq!(s("/etc/hosts"), "/etc/hosts");
         assert_eq!(s("/usr/local/lib/x.so"), "/usr/local/lib");
         assert_eq!(s("/x"), "/x");
+        // Not the home directory, nor what holds it.
+        assert_eq!(s("/home/me"), "/home/me");
+        assert_eq!(s("/home/x/y"), "/home/x");
+        let h = Path::new("/tmp/t/home");
+        assert_eq!(
+            suggest(Path::new("/tmp/t/out/a/b"), h),
+            PathBuf::from("/tmp/t/out")
+        );
         // A home of / changes nothing.
         assert_eq!(
             suggest(Path::new("/var/lib/a/b"), Path::new("/")),
@@ -123,13 +148,16 @@ mod tests {
     #[test]
     fn scopes_that_fit() {
         let p = Path::new("/home/me/.npm/_cacache/x");
-        assert!(fits(Path::new("/home/me/.npm"), p));
-        assert!(fits(p, p));
-        assert!(fits(Path::new("/home"), p));
-        assert!(!fits(Path::new("/"), p));
-        assert!(!fits(Path::new("/home/me/.np"), p));
-        assert!(!fits(Path::new("/home/me/.npm/_cacache/x/y"), p));
-        assert!(!fits(Path::new("home/me"), p));
-        assert!(!fits(Path::new("/home/me/../me"), p));
+        let fits = |s: &str, p: &Path| fits(Path::new(s), p, Path::new("/home/me"));
+        assert!(fits("/home/me/.npm", p));
+        assert!(fits("/home/me/.npm/_cacache/x", p));
+        assert!(!fits("/home/me", p));
+        assert!(!fits("/home", p));
+        assert!(!fits("/", p));
+        assert!(!fits("/home/me/.np", p));
+        assert!(!fits("/home/me/.npm/_cacache/x/y", p));
+        assert!(!fits("home/me", p));
+        assert!(!fits("/home/me/../me", p));
+        assert!(fits("/tmp/a", Path::new("/tmp/a/b")));
     }
 }

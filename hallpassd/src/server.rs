@@ -35,6 +35,10 @@ pub struct State {
 impl State {
     pub fn new(runtime_dir: &Path, questions: Arc<Questions>) -> State {
         let mut daemon = vec![runtime_dir.to_path_buf()];
+        // Where this daemon reads its rules, whatever HOME a launcher has.
+        if let Some(dir) = questions.rules().path().parent() {
+            daemon.push(dir.to_path_buf());
+        }
         if let Ok(exe) = std::env::current_exe() {
             daemon.push(exe);
         }

@@ -29,6 +29,7 @@ use crate::log::{now_rfc3339, Log, Record};
 use crate::mem::{Lender, Memory};
 use crate::policy::{Answered, Decision, PathSet, Policy, Prompt, Reason, IMPLICIT_DEVICES};
 use crate::resolve::{canonicalize_lenient, proc_pid, tgid_of, Resolved};
+use crate::rules::Rules;
 use crate::sys::seccomp::{self, Reply};
 use crate::syscalls::Arch;
 
@@ -135,21 +136,36 @@ pub fn open(
     }
     let home = PathBuf::from(&req.home);
     let mut prot = PathSet::default();
-    for p in [
+    // hallpass's configuration and units, both as the launcher's $HOME names them and as
+    // the daemon's does (they differ if a command was started with another HOME).
+    let units = |base: PathBuf| {
+        ["hallpassd.service", "hallpassd.socket"]
+            .into_iter()
+            .flat_map(move |u| [base.join(u), base.join(format!("{u}.d"))])
+    };
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    let mut list: Vec<PathBuf> = vec![
         home.join(".config/hallpass"),
         hallpass_proto::paths::config_dir(&home),
-    ]
-    .into_iter()
-    .chain(
-        ["hallpassd.service", "hallpassd.socket"]
-            .map(|u| home.join(".config/systemd/user").join(u)),
-    )
-    .chain(protected.daemon.iter().cloned())
-    {
-        prot.push(canon(&p.to_string_lossy())?);
+    ];
+    list.extend(units(home.join(".config/systemd/user")));
+    if let Some(x) = &xdg {
+        list.extend(units(x.join("systemd/user")));
     }
-    for p in &req.protected_paths {
-        prot.push(canon(p)?);
+    list.extend(protected.daemon.iter().cloned());
+    list.extend(req.protected_paths.iter().map(PathBuf::from));
+    for p in list {
+        // The path as resolved, and as written: if `~/.config` is a symlink, its entry must
+        // not be replaced either (the daemon reads its rules through it).
+        let c = canon(&p.to_string_lossy())?;
+        if let Some(literal) = crate::rules::normalize(&p.to_string_lossy()) {
+            if literal != c {
+                prot.push(literal);
+            }
+        }
+        prot.push(c);
     }
     let mut denied = PathSet::default();
     for p in &req.deny_paths {
@@ -312,6 +328,7 @@ impl Lender for ControlLender<'_> {
 /// What a session shares between its supervisor thread and whoever answers its questions.
 pub struct Shared {
     pub info: Arc<Info>,
+    policy: Policy,
     listener: OwnedFd,
     log: Mutex<Option<Log>>,
     /// Timed grants ([t], and [a] when the rules file cannot be written): scope and expiry.
@@ -325,6 +342,60 @@ pub struct Shared {
 impl Shared {
     pub fn journal(&self) -> Option<&Journal> {
         self.journal.as_ref()
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// The decision for `syscall` writing `files` under the session's policy, the lasting
+    /// `rules` and the session's timed grants; and the index of the path that decided.
+    /// Replacing or removing the directory entry of an ancestor of a protected path
+    /// (renaming `~/.config`, or unlinking it where it is a symlink) is denied too.
+    pub fn decide(
+        &self,
+        syscall: &str,
+        files: &[&Path],
+        rules: &Rules,
+    ) -> (Decision, Reason, usize) {
+        let entry = matches!(
+            syscall,
+            "rename"
+                | "renameat"
+                | "renameat2"
+                | "rmdir"
+                | "unlink"
+                | "unlinkat"
+                | "link"
+                | "linkat"
+                | "symlink"
+                | "symlinkat"
+                | "mknod"
+                | "mknodat"
+        );
+        if let Some(i) = files
+            .iter()
+            .position(|p| entry && self.policy.holds_protected(p))
+        {
+            return (Decision::Deny, Reason::Protected, i);
+        }
+        let timed = self.timed.lock().unwrap();
+        let answered = Answered {
+            never: &rules.never,
+            always: &rules.always,
+            timed: &timed,
+            now: Instant::now(),
+        };
+        self.policy.decide_all(files, &answered)
+    }
+
+    /// Those of `files` that no rule decides: what a question must show.
+    fn undecided(&self, syscall: &str, files: &[&Path], rules: &Rules) -> Vec<PathBuf> {
+        files
+            .iter()
+            .filter(|p| self.decide(syscall, &[p], rules).0 == Decision::Ask)
+            .map(|p| p.to_path_buf())
+            .collect()
     }
 
     /// The seccomp listener, to answer the session's notifications from any thread.
@@ -407,6 +478,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
     let _ = seccomp::set_sync_wake_up(a.listener.as_fd());
     let shared = Arc::new(Shared {
         info: info.clone(),
+        policy,
         listener: a.listener,
         log: Mutex::new(a.log.map(Log::new)),
         timed: Mutex::new(Vec::new()),
@@ -417,7 +489,6 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
     let mut s = Supervisor {
         shared: shared.clone(),
         questions: questions.clone(),
-        policy,
         decoder: Decoder::new(Arch::native()),
         mem: Memory::new(lend),
         lender: ControlLender(control),
@@ -450,7 +521,6 @@ const UNNOTED_PROBE: u64 = 64;
 struct Supervisor<'a> {
     shared: Arc<Shared>,
     questions: Arc<Questions>,
-    policy: Policy,
     decoder: Decoder,
     mem: Memory,
     lender: ControlLender<'a>,
@@ -594,27 +664,8 @@ impl Supervisor<'_> {
             shared.count(Decision::Allow);
             return Some(Reply::Continue);
         }
-        let moves = matches!(
-            syscall,
-            "rename" | "renameat" | "renameat2" | "rmdir" | "unlinkat"
-        );
         let rules = self.questions.rules().current();
-        let (decision, reason, i) = {
-            let timed = shared.timed.lock().unwrap();
-            let answered = Answered {
-                never: &rules.never,
-                always: &rules.always,
-                timed: &timed,
-                now: Instant::now(),
-            };
-            match files
-                .iter()
-                .position(|p| moves && self.policy.holds_protected(p))
-            {
-                Some(i) => (Decision::Deny, Reason::Protected, i),
-                None => self.policy.decide_all(&files, &answered),
-            }
-        };
+        let (decision, reason, i) = shared.decide(syscall, &files, &rules);
         if reason == Reason::Implicit {
             shared.count(decision);
             return Some(if decision == Decision::Allow {
@@ -627,7 +678,10 @@ impl Supervisor<'_> {
             return None;
         }
         if decision == Decision::Ask {
-            self.ask(n, syscall, files[i]);
+            // Every path that needs an answer is shown (both of a rename, say): the answer
+            // applies to the whole syscall.
+            let undecided = shared.undecided(syscall, &files, &rules);
+            self.ask(n, syscall, &undecided);
             return None;
         }
         self.record(tid, syscall, &files[i].to_string_lossy(), decision, reason);
@@ -640,7 +694,10 @@ impl Supervisor<'_> {
     }
 
     /// Publishes a question about this write; the notification waits for its answer.
-    fn ask(&self, n: &seccomp::Notif, syscall: &'static str, path: &Path) {
+    fn ask(&self, n: &seccomp::Notif, syscall: &'static str, paths: &[PathBuf]) {
+        let Some((path, also)) = paths.split_first() else {
+            return;
+        };
         let tid = n.pid as i32;
         let shared = &self.shared;
         let pid = tgid_of(tid).unwrap_or(tid);
@@ -654,6 +711,10 @@ impl Supervisor<'_> {
             exe: exe_of(tid),
             syscall: syscall.into(),
             path: path.to_string_lossy().into_owned(),
+            also: also
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
             chain: crate::ask::chain(pid, top),
             scope: crate::scope::suggest(path, &shared.home)
                 .to_string_lossy()
@@ -698,12 +759,19 @@ impl Supervisor<'_> {
         );
     }
 
-    /// Whether `p` is under the writer's own `/proc/PID/`.
+    /// Whether `p` is one of the writer's own `/proc/PID/` entries (`comm`, `attr/...`),
+    /// which are not files on disk. Not its magic links (`fd/N`, `cwd`, `root`, `exe`,
+    /// `map_files/...`): one of those still here was not resolved (the descriptor closed
+    /// meanwhile, say) and could name anything by the time the kernel follows it.
     fn own_proc(&self, tid: i32, p: &Path) -> bool {
-        match proc_pid(p) {
-            Some(pid) => pid == tid || Some(pid) == tgid_of(tid),
-            None => false,
+        let Some(pid) = proc_pid(p) else { return false };
+        if pid != tid && Some(pid) != tgid_of(tid) {
+            return false;
         }
+        let magic = ["fd", "cwd", "root", "exe", "map_files"];
+        !p.components()
+            .skip(3)
+            .any(|c| c.as_os_str().to_str().is_some_and(|c| magic.contains(&c)))
     }
 
     fn record(&self, tid: i32, syscall: &str, path: &str, decision: Decision, reason: Reason) {

@@ -94,7 +94,8 @@ fn a_pending_write_is_listed_and_answered_by_id() {
         assert_eq!(q[0]["syscall"], "openat");
         assert_eq!(q[0]["name"], "hp-write");
         assert_eq!(q[0]["chain"][0], "hp-write touch");
-        assert_eq!(q[0]["scope"], s.root.to_string_lossy().as_ref());
+        // Not the scratch root: it holds the home directory.
+        assert_eq!(q[0]["scope"], s.outside.to_string_lossy().as_ref());
         let id = q[0]["id"].to_string();
         let out = run(s.hallpass(["answer", "--id", &id, "once"]));
         assert!(out.status.success(), "{}", stderr(&out));
@@ -279,4 +280,38 @@ fn garbage_on_the_api_socket_leaves_the_daemon_up() {
     // Still serving.
     let st = s.status();
     assert!(st["pid"].as_i64().unwrap() > 0);
+}
+
+#[test]
+fn a_rename_shows_both_paths_and_the_answer_is_for_both() {
+    let s = Scratch::new("answer-rename", variants()[0]);
+    let log = s.root.join("log.jsonl");
+    let (from, to) = (s.outside.join("from"), s.outside.join("sub/to"));
+    std::fs::create_dir_all(s.outside.join("sub")).unwrap();
+    std::fs::write(&from, "x").unwrap();
+    let c = session(
+        &s,
+        &log,
+        &format!("mv {} {} && echo moved", from.display(), to.display()),
+    );
+    let q = wait_pending(&s, 1, &[]);
+    let paths: Vec<&str> = std::iter::once(q[0]["path"].as_str().unwrap())
+        .chain(
+            q[0]["also"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().unwrap()),
+        )
+        .collect();
+    assert_eq!(
+        paths,
+        [from.to_str().unwrap(), to.to_str().unwrap()],
+        "{:?}",
+        q[0]
+    );
+    let out = run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "once"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&finish(c)), "moved\n");
+    assert!(to.exists() && !from.exists());
 }

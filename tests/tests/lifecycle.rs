@@ -138,7 +138,7 @@ fn sigterm_stops_what_is_left_early() {
 }
 
 #[test]
-fn without_wait_all_leftovers_write_nothing_unchecked() {
+fn without_wait_all_leftovers_end_with_the_command() {
     for v in variants() {
         let s = Scratch::new("leftover", v);
         let out_file = s.project.join("every.out");
@@ -150,22 +150,65 @@ fn without_wait_all_leftovers_write_nothing_unchecked() {
             "sh",
             "-c",
             &format!(
-                "hp-write every {} 12 100 > {} & sleep 0.35; exit 0",
+                "hp-write every {} 100 100 > {} & sleep 0.35; exit 0",
                 s.project.display(),
                 out_file.display()
             ),
         ]));
         assert!(out.status.success(), "{}", stderr(&out));
-        let lines = lines_of(&out_file, 12);
-        // While the session lived: allowed. After: ENOSYS, never an unchecked write.
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("hallpass: ended 1 process the command left behind (pid "),
+            "{err}"
+        );
+        // Ended, while still supervised: nothing more is written, and nothing unchecked was.
+        let lines = lines_of(&out_file, 1);
+        assert!(lines.iter().all(|l| l.ends_with(" ok")), "{lines:?}");
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(
+            lines_of(&out_file, 1).len(),
+            lines.len(),
+            "the writer outlived hallpass"
+        );
+    }
+}
+
+#[test]
+fn if_the_launcher_is_killed_leftovers_write_nothing_unchecked() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("launcher-kill", v);
+        let out_file = s.project.join("every.out");
+        let mut child = s
+            .hallpass([
+                "--prompt=deny",
+                "--",
+                "sh",
+                "-c",
+                &format!(
+                    "hp-write every {} 30 100 > {}",
+                    s.project.display(),
+                    out_file.display()
+                ),
+            ])
+            .spawn()
+            .unwrap();
+        lines_of(&out_file, 3);
+        let _ = std::process::Command::new("kill")
+            .arg("-9")
+            .arg(child.id().to_string())
+            .status();
+        let _ = child.wait();
+        // Nobody ends the writer now; the session has no supervisor, and every write it
+        // tries fails with ENOSYS.
+        let lines = lines_of(&out_file, 30);
         assert!(lines[0].ends_with(" ok"), "{lines:?}");
-        assert!(lines[11].ends_with(" err 38"), "{lines:?}");
+        assert!(lines[29].ends_with(" err 38"), "{lines:?}");
         let first_err = lines.iter().position(|l| l.ends_with(" err 38")).unwrap();
         assert!(
             lines[first_err..].iter().all(|l| l.ends_with(" err 38")),
             "{lines:?}"
         );
-        for i in first_err..12 {
+        for i in first_err..30 {
             assert!(!s.project.join(format!("e{i}")).exists());
         }
     }

@@ -20,6 +20,19 @@ fn bar_up(s: &str) -> bool {
     s.contains("[o] allow once")
 }
 
+/// The bar takes keys only once a question has been shown for a moment (a key typed for the
+/// command just as it appears must not answer it): wait that long.
+fn settle() {
+    std::thread::sleep(Duration::from_millis(500));
+}
+
+/// Waits for the bar, and until it takes keys.
+fn bar(t: &Tmux) -> String {
+    let s = t.wait_for("the bar", bar_up);
+    settle();
+    s
+}
+
 fn log_of(s: &Scratch) -> Vec<serde_json::Value> {
     s.log_lines(&s.root.join("log.jsonl"))
 }
@@ -75,7 +88,7 @@ fn each_key_does_what_it_says() {
             s.chown(&dir);
             let f = dir.join("f");
             t.line(&format!("hp-write touch {}", f.display()));
-            let screen = t.wait_for("the bar", bar_up);
+            let screen = bar(&t);
             assert!(screen.contains("hp-write (pid "), "{screen}");
             assert!(
                 screen.contains(&format!("wants to write {}", f.display())),
@@ -86,16 +99,16 @@ fn each_key_does_what_it_says() {
                 screen.contains("[o] allow once  [t] for 3s  [a] always  [d] deny  [n] never"),
                 "{screen}"
             );
-            // The suggested scope: the directory right below /tmp, the scratch root.
+            // The suggested scope: not the scratch root below /tmp (it holds the home
+            // directory), the directory below it.
             assert!(
                 screen.contains(&format!(
                     "[t] and [a] allow, [n] denies: {}  ",
-                    s.root.display()
+                    out.display()
                 )),
                 "{screen}"
             );
             // Narrowed to this case's directory, so that lasting answers don't cover the next.
-            t.keys(&["-"]);
             t.keys(&["-"]);
             t.wait_for("the narrower scope", |x| {
                 x.contains(&format!("denies: {}  ", dir.display()))
@@ -138,13 +151,18 @@ fn timed_grants_expire() {
         start_session(&s, &t, "--allow-for=2s");
         let a = s.outside.join("a");
         t.line(&format!("hp-write touch {}", a.display()));
-        t.wait_for("the bar", bar_up);
-        // Narrow the scope to outside/ (the suggestion is the scratch root).
-        t.keys(&["-"]);
-        let sc = t.wait_for("the narrower scope", |x| {
-            x.contains(&format!("denies: {}  ", s.outside.display()))
-        });
-        assert!(bar_up(&sc));
+        // The suggestion: outside/ (the scratch root above it holds the home directory).
+        let sc = bar(&t);
+        assert!(
+            sc.contains(&format!("denies: {}  ", s.outside.display())),
+            "{sc}"
+        );
+        // Not wider: that would hold the home directory.
+        t.keys(&["+"]);
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(t
+            .screen()
+            .contains(&format!("denies: {}  ", s.outside.display())));
         t.keys(&["t"]);
         t.wait_for("ok", |x| !bar_up(x) && x.contains("\nok"));
         let granted = Instant::now();
@@ -167,6 +185,7 @@ fn timed_grants_expire() {
         t.wait_for("the bar again", |x| {
             bar_up(x) && x.contains(&c.display().to_string())
         });
+        settle();
         t.keys(&["d"]);
         assert_eq!(logged(&s, &c)["reason"], "denied");
         assert!(!c.exists());
@@ -188,13 +207,8 @@ fn lasting_answers_survive_a_daemon_restart() {
         start_session(&s, &t, "");
         for (dir, key, result) in [(&yes, "a", "ok"), (&no, "n", "err 13")] {
             t.line(&format!("hp-write touch {}/f", dir.display()));
-            t.wait_for("the bar", bar_up);
+            bar(&t);
             // Narrow to the directory itself.
-            t.keys(&["-"]);
-            t.wait_for("the scope", |x| {
-                x.contains(&format!("denies: {}/f", s.outside.display()))
-                    || x.contains(&format!("denies: {}  ", s.outside.display()))
-            });
             t.keys(&["-"]);
             t.wait_for("the scope", |x| {
                 x.contains(&format!("denies: {}  ", dir.display()))
@@ -290,7 +304,7 @@ fn the_screen_under_the_bar_is_restored() {
         t.wait_for("the full screen", |x| x.contains("ready"));
         let before = t.screen_styled();
         t.keys(&["Enter"]);
-        t.wait_for("the bar", bar_up);
+        bar(&t);
         t.keys(&["o"]);
         t.wait_for("no bar", |x| !bar_up(x));
         // The write happened, and the screen is exactly as the program left it.
@@ -317,7 +331,7 @@ fn a_resize_keeps_the_bar_and_the_command_right() {
     t.wait_for("the size", |x| x.contains("30 120"));
     let f = s.outside.join("f");
     t.line(&format!("hp-write touch {}", f.display()));
-    t.wait_for("the bar", bar_up);
+    bar(&t);
     t.resize(90, 20);
     // The bar is redrawn at the new bottom, within the new width.
     let sc = t.wait_for("the bar at the new bottom", |x| {
@@ -401,6 +415,7 @@ fn questions_queue_and_are_answered_in_turn() {
         ));
         let sc = t.wait_for("two questions", |x| x.contains("[1 more waiting]"));
         assert!(bar_up(&sc));
+        settle();
         // The project writes were not held up by the open questions.
         let deadline = Instant::now() + Duration::from_secs(10);
         while !s.project.join("p3").exists() && Instant::now() < deadline {
@@ -410,12 +425,22 @@ fn questions_queue_and_are_answered_in_turn() {
             s.project.join("p3").exists(),
             "project writes waited for the questions"
         );
+        // So does another session, with its own question-free writes.
+        let other = run(s.hallpass([
+            "--prompt=deny",
+            "--",
+            "hp-write",
+            "touch",
+            &s.project.join("other").to_string_lossy(),
+        ]));
+        assert_eq!(stdout(&other), "ok\n", "{}", stderr(&other));
         // The first asked is shown first; answer it, then the other.
         let first_is_a = sc.contains(&format!("wants to write {}", a.display()));
         t.keys(&["o"]);
         let sc = t.wait_for("the second question", |x| {
             bar_up(x) && !x.contains("more waiting")
         });
+        settle();
         let second = if first_is_a { &b } else { &a };
         assert!(
             sc.contains(&format!("wants to write {}", second.display())),
@@ -439,7 +464,7 @@ fn a_writer_flooded_with_signals_is_asked_once() {
         // hp-write signals: one thread creates outside/s0 while another sends it SIGURG in a
         // loop, as Go's runtime does.
         t.line(&format!("hp-write signals {} 1", s.outside.display()));
-        t.wait_for("the bar", bar_up);
+        bar(&t);
         // Let the signals pile up while the question is open.
         std::thread::sleep(Duration::from_millis(700));
         let sc = t.screen();
