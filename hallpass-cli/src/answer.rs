@@ -287,21 +287,17 @@ fn key(view: &mut View, k: &[u8]) -> Key {
     let Some((q, scope)) = view.list.get_mut(i) else {
         return Key::Redraw;
     };
-    let answer = match b {
-        b'o' => Answer::Once,
-        b't' => Answer::Timed,
-        b'a' => Answer::Always,
-        b'd' => Answer::Deny,
-        b'n' => Answer::Never,
-        b'+' | b'=' => {
+    let answer = match bar::key_action(b) {
+        Some(bar::KeyAction::Answer(a)) => a,
+        Some(bar::KeyAction::Wider) => {
             *scope = bar::wider(scope, &bar::home());
             return Key::Redraw;
         }
-        b'-' => {
+        Some(bar::KeyAction::Narrower) => {
             *scope = bar::narrower(scope, Path::new(&q.path));
             return Key::Redraw;
         }
-        _ => return Key::Redraw,
+        None => return Key::Redraw,
     };
     let req = AnswerRequest {
         question_id: q.id,

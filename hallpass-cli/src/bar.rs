@@ -48,6 +48,28 @@ pub fn wider(scope: &Path, home: &Path) -> PathBuf {
     }
 }
 
+/// What a key does to the question shown, in the bar and in `hallpass answer` alike.
+pub enum KeyAction {
+    Answer(hallpass_proto::Answer),
+    Wider,
+    Narrower,
+}
+
+/// The question keys: `o` `t` `a` `d` `n`, and `+` (or `=`) / `-` for the scope.
+pub fn key_action(b: u8) -> Option<KeyAction> {
+    use hallpass_proto::Answer;
+    Some(match b {
+        b'o' => KeyAction::Answer(Answer::Once),
+        b't' => KeyAction::Answer(Answer::Timed),
+        b'a' => KeyAction::Answer(Answer::Always),
+        b'd' => KeyAction::Answer(Answer::Deny),
+        b'n' => KeyAction::Answer(Answer::Never),
+        b'+' | b'=' => KeyAction::Wider,
+        b'-' => KeyAction::Narrower,
+        _ => return None,
+    })
+}
+
 /// The user's home, for [`wider`].
 pub fn home() -> PathBuf {
     std::env::var_os("HOME")

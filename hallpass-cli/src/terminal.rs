@@ -16,7 +16,7 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, RecvTimeoutError, Sender,
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hallpass_proto::{event, Answer, AnswerRequest, Question, WatchRequest};
+use hallpass_proto::{event, AnswerRequest, Question, WatchRequest};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use tokio::sync::watch;
@@ -538,21 +538,17 @@ impl Relay {
         if !armed || self.sent == Some(q.id) {
             return;
         }
-        let answer = match b {
-            b'o' => Answer::Once,
-            b't' => Answer::Timed,
-            b'a' => Answer::Always,
-            b'd' => Answer::Deny,
-            b'n' => Answer::Never,
-            b'+' | b'=' => {
+        let answer = match bar::key_action(b) {
+            Some(bar::KeyAction::Answer(a)) => a,
+            Some(bar::KeyAction::Wider) => {
                 *scope = bar::wider(scope, &bar::home());
                 return self.redraw();
             }
-            b'-' => {
+            Some(bar::KeyAction::Narrower) => {
                 *scope = bar::narrower(scope, Path::new(&q.path));
                 return self.redraw();
             }
-            _ => return,
+            None => return,
         };
         let scope = if scope.as_os_str() == q.scope.as_str() {
             String::new()

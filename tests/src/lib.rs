@@ -270,6 +270,23 @@ pub fn run_with_deadline(cmd: &mut Command, limit: Duration) -> Output {
     }
 }
 
+/// Waits for a child started in the background (its output piped), with a deadline of 60 s;
+/// kills it and panics past that.
+pub fn finish(c: std::process::Child) -> Output {
+    let pid = c.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(c.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("the process did not finish within 60 s");
+        }
+    }
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -3,7 +3,7 @@
 //! change the rules, and garbage on the API socket harms nothing.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use hallpass_tests::*;
@@ -56,21 +56,6 @@ fn wait_pending(s: &Scratch, n: usize, extra: &[&str]) -> Vec<serde_json::Value>
             p.len()
         );
         std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn finish(c: Child) -> std::process::Output {
-    let pid = c.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(c.wait_with_output());
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(o) => o.unwrap(),
-        Err(_) => {
-            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-            panic!("the session did not finish");
-        }
     }
 }
 

@@ -175,21 +175,6 @@ fn session(s: &Scratch, d: &Desktop, log: &Path, script: &str) -> Child {
     .unwrap()
 }
 
-fn finish(c: Child) -> std::process::Output {
-    let pid = c.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(c.wait_with_output());
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(o) => o.unwrap(),
-        Err(_) => {
-            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-            panic!("the session did not finish");
-        }
-    }
-}
-
 fn pending(s: &Scratch) -> Vec<serde_json::Value> {
     let out = run(s.hallpass(["answer", "--json"]));
     if !out.status.success() {

@@ -148,7 +148,7 @@ fn timed_grants_expire() {
     for v in two_variants() {
         let s = Scratch::new("timed", v);
         let t = s.tmux(120, 30);
-        start_session(&s, &t, "--allow-for=2s");
+        start_session(&s, &t, "--allow-for=5s");
         let a = s.outside.join("a");
         t.line(&format!("hp-write touch {}", a.display()));
         // The suggestion: outside/ (the scratch root above it holds the home directory).
@@ -171,14 +171,14 @@ fn timed_grants_expire() {
         t.line(&format!("hp-write touch {}", b.display()));
         let l = logged(&s, &b);
         assert!(
-            granted.elapsed() < Duration::from_secs(2),
+            granted.elapsed() < Duration::from_secs(5),
             "too slow to test the grant"
         );
         assert_eq!(l["reason"], "timed", "{l}");
         assert!(b.exists());
         // After it: asked again.
         std::thread::sleep(
-            Duration::from_secs(2).saturating_sub(granted.elapsed()) + Duration::from_millis(300),
+            Duration::from_secs(5).saturating_sub(granted.elapsed()) + Duration::from_millis(300),
         );
         let c = s.outside.join("c");
         t.line(&format!("hp-write touch {}", c.display()));
