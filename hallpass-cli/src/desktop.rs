@@ -16,6 +16,7 @@ use tonic::transport::Channel;
 
 use crate::api::{client, runtime, say};
 use crate::bar;
+use crate::link::Registered;
 
 /// The notifier of one session, running on a thread of its own.
 pub struct Desktop {
@@ -31,7 +32,7 @@ impl Desktop {
     }
 }
 
-pub fn start(session: watch::Receiver<Option<u64>>) -> Desktop {
+pub fn start(session: watch::Receiver<Option<Registered>>) -> Desktop {
     let (stop, stopped) = watch::channel(false);
     let thread = std::thread::spawn(move || {
         let Ok(rt) = runtime() else {
@@ -45,13 +46,25 @@ pub fn start(session: watch::Receiver<Option<u64>>) -> Desktop {
 
 /// Follows the session, and follows it again each time the launcher registers it with a new
 /// daemon, until stopped.
-async fn run(mut session: watch::Receiver<Option<u64>>, mut stopped: watch::Receiver<bool>) {
+async fn run(mut session: watch::Receiver<Option<Registered>>, mut stopped: watch::Receiver<bool>) {
     let warned = Arc::new(AtomicBool::new(false));
+    // The registration followed last: a new one is followed afresh, even under the same id.
+    let mut followed: Option<u64> = None;
     loop {
         let current = *session.borrow_and_update();
-        if let Some(id) = current {
-            if follow(id, &mut session, &mut stopped, &warned).await {
-                return;
+        if let Some(r) = current.filter(|r| Some(r.count) != followed) {
+            followed = Some(r.count);
+            match follow(r.id, &mut session, &mut stopped, &warned).await {
+                Some(true) => return,
+                Some(false) => continue,
+                // Could not start following: again shortly.
+                None => {
+                    followed = None;
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(500)) => continue,
+                        _ = stopped.changed() => return,
+                    }
+                }
             }
         }
         tokio::select! {
@@ -62,27 +75,21 @@ async fn run(mut session: watch::Receiver<Option<u64>>, mut stopped: watch::Rece
 }
 
 /// Shows session `id`'s questions until its daemon goes away or the session is registered
-/// again (`false`), or the notifier is stopped (`true`). Closes what it showed either way.
+/// again (`Some(false)`), or the notifier is stopped (`Some(true)`); closes what it showed
+/// either way. `None`: could not start following.
 async fn follow(
     id: u64,
-    session: &mut watch::Receiver<Option<u64>>,
+    session: &mut watch::Receiver<Option<Registered>>,
     stopped: &mut watch::Receiver<bool>,
     warned: &Arc<AtomicBool>,
-) -> bool {
-    let c = match client().await {
-        Ok(c) => c,
-        Err(f) => {
-            crate::say(&format!("hallpass: {}", f.message));
-            return false;
-        }
-    };
-    let mut stream = match c.clone().watch(WatchRequest { session_id: id }).await {
-        Ok(s) => s.into_inner(),
-        Err(e) => {
-            crate::say(&format!("hallpass: cannot follow questions: {}", say(&e)));
-            return false;
-        }
-    };
+) -> Option<bool> {
+    let c = client().await.ok()?;
+    let mut stream = c
+        .clone()
+        .watch(WatchRequest { session_id: id })
+        .await
+        .ok()?
+        .into_inner();
     let mut open: HashMap<u64, oneshot::Sender<()>> = HashMap::new();
     let mut tasks = tokio::task::JoinSet::new();
     let stop = loop {
@@ -116,7 +123,7 @@ async fn follow(
         while tasks.join_next().await.is_some() {}
     })
     .await;
-    stop
+    Some(stop)
 }
 
 /// Shows one question until it is answered here (then sends the answer) or elsewhere (then

@@ -38,14 +38,29 @@ pub struct Registration {
     pub pid: i32,
 }
 
-/// Makes the session journal: a memfd of the size the daemon expects, closed on exec so the
-/// command never holds it.
+/// Makes the session journal: a memfd of the size the daemon expects, sealed at that size
+/// (a file shrunk under its mapping would fault the daemon), closed on exec so the command
+/// never holds it.
 pub fn journal() -> io::Result<OwnedFd> {
+    use nix::fcntl::{fcntl, FcntlArg, SealFlag};
     use nix::sys::memfd::{memfd_create, MFdFlags};
-    let fd = memfd_create(c"hallpass-journal", MFdFlags::MFD_CLOEXEC)?;
+    let fd = memfd_create(
+        c"hallpass-journal",
+        MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING,
+    )?;
     nix::unistd::ftruncate(&fd, hallpass_proto::JOURNAL_SIZE as i64)?;
+    fcntl(
+        &fd,
+        FcntlArg::F_ADD_SEALS(
+            SealFlag::F_SEAL_SHRINK | SealFlag::F_SEAL_GROW | SealFlag::F_SEAL_SEAL,
+        ),
+    )?;
     Ok(fd)
 }
+
+/// How long one exchange with a daemon may take before it counts as gone (a stopped or
+/// wedged daemon must not hold the session forever).
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn lost(e: io::Error) -> Failure {
     Failure::new(format!(
@@ -122,13 +137,21 @@ pub fn attach(
 pub struct Link {
     current: Arc<Mutex<Option<UnixStream>>>,
     done: Arc<AtomicBool>,
-    session: watch::Receiver<Option<u64>>,
+    session: watch::Receiver<Option<Registered>>,
+}
+
+/// The session as a daemon knows it: its id there, and how many times it was registered (so
+/// that watchers can tell a new registration from the one they follow, even with the same
+/// id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Registered {
+    pub id: u64,
+    pub count: u64,
 }
 
 impl Link {
-    /// The session's id with the daemon now; `None` while no daemon supervises it. Changes
-    /// (even to an equal value) each time it is registered again.
-    pub fn session(&self) -> watch::Receiver<Option<u64>> {
+    /// The session's registration now; `None` while no daemon supervises it.
+    pub fn session(&self) -> watch::Receiver<Option<Registered>> {
         self.session.clone()
     }
 
@@ -143,7 +166,10 @@ impl Link {
 
 /// Starts serving the daemon on `sock` (attached as `session_id`).
 pub fn start(sock: UnixStream, reg: Registration, session_id: u64) -> Link {
-    let (tx, rx) = watch::channel(Some(session_id));
+    let (tx, rx) = watch::channel(Some(Registered {
+        id: session_id,
+        count: 0,
+    }));
     let current = Arc::new(Mutex::new(sock.try_clone().ok()));
     let done = Arc::new(AtomicBool::new(false));
     let (c, d) = (current.clone(), done.clone());
@@ -160,14 +186,18 @@ fn run(
     reg: Registration,
     current: Arc<Mutex<Option<UnixStream>>>,
     done: Arc<AtomicBool>,
-    session: watch::Sender<Option<u64>>,
+    session: watch::Sender<Option<Registered>>,
 ) {
+    let mut count = 0;
     loop {
         lend(&sock);
         if done.load(Ordering::SeqCst) {
             return;
         }
         let _ = session.send(None);
+        // If the daemon is in fact alive (it sent something we did not understand), it must
+        // let go of the session before another registration takes it over.
+        let _ = sock.shutdown(std::net::Shutdown::Both);
         crate::say("hallpass: lost the daemon; the command's writes wait while a new one starts");
         match reconnect(&reg, &done) {
             Some((s, id)) => {
@@ -180,7 +210,8 @@ fn run(
                 crate::say(&format!(
                     "hallpass: a new daemon supervises the session (now session {id})"
                 ));
-                let _ = session.send(Some(id));
+                count += 1;
+                let _ = session.send(Some(Registered { id, count }));
                 sock = s;
             }
             None => {
@@ -203,8 +234,21 @@ fn reconnect(reg: &Registration, done: &AtomicBool) -> Option<(UnixStream, u64)>
     while Instant::now() < deadline && !done.load(Ordering::SeqCst) {
         let attempt = (|| -> Result<(UnixStream, u64), Failure> {
             let sock = crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?;
+            let limit = Some(
+                EXCHANGE_TIMEOUT
+                    .min(deadline.saturating_duration_since(Instant::now()))
+                    .max(Duration::from_millis(100)),
+            );
+            let timeouts = |t: Option<Duration>| -> Result<(), Failure> {
+                sock.set_read_timeout(t)
+                    .and_then(|()| sock.set_write_timeout(t))
+                    .map_err(|e| Failure::new(e.to_string()))
+            };
+            timeouts(limit)?;
             let opened = self::open(&sock, &open)?;
             attach(&sock, opened.session_id, reg, true)?;
+            timeouts(None)?;
+            crate::procs::set_daemon(peer_pid(&sock));
             Ok((sock, opened.session_id))
         })();
         match attempt {
@@ -219,6 +263,12 @@ fn reconnect(reg: &Registration, done: &AtomicBool) -> Option<(UnixStream, u64)>
         pause = (pause * 2).min(Duration::from_secs(1));
     }
     None
+}
+
+/// The pid of the process at the other end of `sock`.
+pub fn peer_pid(sock: &UnixStream) -> Option<i32> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    getsockopt(sock, PeerCredentials).ok().map(|c| c.pid())
 }
 
 /// Serves the daemon's requests for `/proc/TID/mem` descriptors until it hangs up.

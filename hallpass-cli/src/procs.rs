@@ -2,6 +2,7 @@
 //! process the command starts (double-forked daemons included) stays its descendant.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 use nix::sys::signal::{kill, Signal};
@@ -10,7 +11,16 @@ use nix::unistd::Pid;
 /// How long processes get after SIGTERM before SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(3);
 
-/// Every live descendant of this process, from `/proc`.
+/// The daemon's pid, when this process started it: as a child subreaper we inherit it when
+/// its starter exits, but it is not the session's, and is never ended with it.
+static DAEMON: AtomicI32 = AtomicI32::new(0);
+
+/// Notes the daemon's pid (from the control socket's peer credentials).
+pub fn set_daemon(pid: Option<i32>) {
+    DAEMON.store(pid.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// Every live descendant of this process but the daemon (and its own), from `/proc`.
 pub fn descendants() -> Vec<i32> {
     let me = std::process::id() as i32;
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
@@ -24,10 +34,14 @@ pub fn descendants() -> Vec<i32> {
             }
         }
     }
+    let daemon = DAEMON.load(Ordering::Relaxed);
     let mut out = Vec::new();
     let mut todo = vec![me];
     while let Some(p) = todo.pop() {
         for &c in children.get(&p).map(Vec::as_slice).unwrap_or(&[]) {
+            if c == daemon {
+                continue;
+            }
             out.push(c);
             todo.push(c);
         }
@@ -114,7 +128,7 @@ pub fn end_leftovers() -> usize {
 }
 
 /// Collects the exit status of every child that has exited.
-fn reap() {
+pub fn reap() {
     use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
     while let Ok(st) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
         if st == WaitStatus::StillAlive {

@@ -125,6 +125,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     };
 
     let sock = crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?;
+    procs::set_daemon(link::peer_pid(&sock));
     let opened = link::open(&sock, &open)?;
 
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
@@ -162,6 +163,14 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
 
     let child = launch::spawn(&prepared).map_err(|e| Failure::new(format!("cannot fork: {e}")))?;
     let pid = Pid::from_raw(child.pid);
+    // The command (same user) must not reach into us: our descriptors (the listener, the
+    // session journal) and memory. Not dumpable, /proc/OUR_PID/* is root's; lending
+    // /proc/TID/mem of the command still works (it is the command that is opened).
+    launch::not_dumpable().map_err(|e| {
+        Failure::new(format!(
+            "cannot protect the launcher (PR_SET_DUMPABLE): {e}"
+        ))
+    })?;
     // The child has its copy of the terminal; ours would keep the pty open after it exits.
     let leader = pty.map(|p| p.leader);
     let attach = || -> Result<link::Registration, Failure> {
@@ -300,22 +309,17 @@ fn wait_for(pid: Pid, signals: &SigSet, resized: &dyn Fn(), all: bool) -> i32 {
     let mut code = None;
     let mut stopping = false;
     loop {
-        let mut none_left = false;
         loop {
             match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
                 Ok(WaitStatus::Exited(p, c)) if p == pid => code = Some(c),
                 Ok(WaitStatus::Signaled(p, s, _)) if p == pid => code = Some(128 + s as i32),
-                Ok(WaitStatus::StillAlive) => break,
-                Err(nix::errno::Errno::ECHILD) => {
-                    none_left = true;
-                    break;
-                }
-                Err(_) => break,
+                Ok(WaitStatus::StillAlive) | Err(_) => break,
                 Ok(_) => {}
             }
         }
         if let Some(c) = code {
-            if !all || none_left {
+            // Left: the session's processes, not a daemon we may have started and inherited.
+            if !all || procs::descendants().is_empty() {
                 return c;
             }
         }

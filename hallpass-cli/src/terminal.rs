@@ -22,6 +22,7 @@ use nix::unistd::Pid;
 use tokio::sync::watch;
 
 use crate::bar;
+use crate::link::Registered;
 use crate::sys::pty::{self, Size};
 
 /// The escape prefix, like telnet's: Ctrl-].
@@ -93,7 +94,7 @@ impl Handle {
 pub fn start(
     leader: OwnedFd,
     size: Size,
-    session: watch::Receiver<Option<u64>>,
+    session: watch::Receiver<Option<Registered>>,
     pgid: i32,
     all: bool,
 ) -> std::io::Result<Handle> {
@@ -186,7 +187,7 @@ fn spawn_writer(mut to: File) -> Sender<Vec<u8>> {
 /// When the daemon goes away, says so ([`Event::Reset`]) and follows the session again once
 /// the launcher has registered it with a new daemon.
 fn spawn_watcher(
-    mut session: watch::Receiver<Option<u64>>,
+    mut session: watch::Receiver<Option<Registered>>,
     tx: SyncSender<Event>,
 ) -> tokio::sync::mpsc::UnboundedSender<(u64, AnswerRequest)> {
     let (atx, mut arx) = tokio::sync::mpsc::unbounded_channel::<(u64, AnswerRequest)>();
@@ -199,27 +200,38 @@ fn spawn_watcher(
         };
         rt.block_on(async move {
             let mut generation = 0u64;
+            // The registration followed last; a new one (the daemon was replaced) is followed
+            // afresh, even under the same session id.
+            let mut followed: Option<u64> = None;
+            let mut told = false;
             loop {
                 let current = *session.borrow_and_update();
-                let Some(id) = current else {
+                let Some(r) = current.filter(|r| Some(r.count) != followed) else {
                     if session.changed().await.is_err() {
                         return;
                     }
                     continue;
                 };
-                if follow(id, generation, &tx, &mut arx, &mut session)
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-                generation += 1;
-                if tx.send(Event::Reset).is_err() {
-                    return;
-                }
-                // Wait for the launcher to register the session again.
-                if session.changed().await.is_err() {
-                    return;
+                followed = Some(r.count);
+                match follow(r.id, generation, &tx, &mut arx, &mut session).await {
+                    Followed::RelayGone => return,
+                    Followed::Failed(why) => {
+                        // The daemon is there but would not serve us: try again shortly,
+                        // saying so once.
+                        if !told && tx.send(Event::Note(format!("hallpass: {why}"))).is_err() {
+                            return;
+                        }
+                        told = true;
+                        followed = None;
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                    }
+                    Followed::Lost => {
+                        told = false;
+                        generation += 1;
+                        if tx.send(Event::Reset).is_err() {
+                            return;
+                        }
+                    }
                 }
             }
         });
@@ -227,29 +239,48 @@ fn spawn_watcher(
     atx
 }
 
-/// Relays session `id`'s questions and the bar's answers until the daemon goes away (`Ok`)
-/// or the relay is gone (`Err`).
+/// How following a session ended.
+enum Followed {
+    /// The daemon went away, or the session was registered again: its questions are void.
+    Lost,
+    /// Could not start following: why.
+    Failed(String),
+    /// The relay is gone: stop.
+    RelayGone,
+}
+
 async fn follow(
     id: u64,
     generation: u64,
     tx: &SyncSender<Event>,
     answers: &mut tokio::sync::mpsc::UnboundedReceiver<(u64, AnswerRequest)>,
-    session: &mut watch::Receiver<Option<u64>>,
-) -> Result<(), ()> {
+    session: &mut watch::Receiver<Option<Registered>>,
+) -> Followed {
+    match follow_inner(id, generation, tx, answers, session).await {
+        Ok(f) => f,
+        Err(()) => Followed::RelayGone,
+    }
+}
+
+async fn follow_inner(
+    id: u64,
+    generation: u64,
+    tx: &SyncSender<Event>,
+    answers: &mut tokio::sync::mpsc::UnboundedReceiver<(u64, AnswerRequest)>,
+    session: &mut watch::Receiver<Option<Registered>>,
+) -> Result<Followed, ()> {
     let note = |what: String| Event::Note(format!("hallpass: {what}"));
     let mut c = match crate::api::client().await {
         Ok(c) => c,
-        Err(f) => return tx.send(note(f.message)).map_err(drop),
+        Err(f) => return Ok(Followed::Failed(f.message)),
     };
     let mut stream = match c.watch(WatchRequest { session_id: id }).await {
         Ok(s) => s.into_inner(),
         Err(e) => {
-            return tx
-                .send(note(format!(
-                    "cannot follow questions: {}",
-                    crate::api::say(&e)
-                )))
-                .map_err(drop)
+            return Ok(Followed::Failed(format!(
+                "cannot follow questions: {}",
+                crate::api::say(&e)
+            )))
         }
     };
     loop {
@@ -264,9 +295,9 @@ async fn follow(
                     tx.send(e).map_err(drop)?;
                 }
                 // The daemon went away.
-                Ok(None) | Err(_) => return Ok(()),
+                Ok(None) | Err(_) => return Ok(Followed::Lost),
             },
-            _ = session.changed() => return Ok(()),
+            _ = session.changed() => return Ok(Followed::Lost),
             a = answers.recv() => {
                 let Some((g, req)) = a else { return Err(()) };
                 // An answer to a question of a daemon that is gone: void.

@@ -34,9 +34,9 @@ impl Pending {
     /// Frees the journal slots: the question is settled.
     fn release(&self) {
         if let Some(j) = self.session.journal() {
-            for (_, slot) in &self.notifs {
+            for (id, slot) in &self.notifs {
                 if let Some(s) = slot {
-                    j.release(*s);
+                    j.release(*s, *id);
                 }
             }
         }
@@ -53,6 +53,10 @@ pub enum AnswerError {
     #[error("no answer given")]
     NoAnswer,
 }
+
+/// The session journal has no room left to keep another question.
+#[derive(Debug)]
+pub struct JournalFull;
 
 /// Every pending question of the daemon, and the subscribers' event stream.
 pub struct Questions {
@@ -95,10 +99,20 @@ impl Questions {
 
     /// Registers a question for notification `n`, or joins the one its thread already has
     /// open for the same write. `question.id` is assigned here. The notification is kept in
-    /// the session's journal while it waits.
-    pub fn ask(&self, session: &Arc<Shared>, n: &Notif, mut question: Question) {
+    /// the session's journal while it waits; `Err` when the journal is full (then nothing is
+    /// asked: a question a daemon restart would lose must not be left waiting).
+    pub fn ask(
+        &self,
+        session: &Arc<Shared>,
+        n: &Notif,
+        mut question: Question,
+    ) -> Result<(), JournalFull> {
         let tid = n.pid as i32;
-        let notif = (n.id, session.journal().and_then(|j| j.hold(n)));
+        let slot = match session.journal() {
+            Some(j) => Some(j.hold(n).ok_or(JournalFull)?),
+            None => None,
+        };
+        let notif = (n.id, slot);
         let mut pending = self.pending.lock().unwrap();
         if let Some(p) = pending.values_mut().find(|p| {
             p.tid == tid
@@ -108,7 +122,7 @@ impl Questions {
                 && p.question.also == question.also
         }) {
             p.notifs.push(notif);
-            return;
+            return Ok(());
         }
         question.id = self.next_id.fetch_add(1, Ordering::Relaxed);
         session.info.questions.fetch_add(1, Ordering::Relaxed);
@@ -125,6 +139,7 @@ impl Questions {
         let _ = self.events.send(Event {
             kind: Some(event::Kind::Asked(question)),
         });
+        Ok(())
     }
 
     /// Applies a person's answer. Returns a warning to pass on, if any.
@@ -291,6 +306,11 @@ impl Questions {
             ids.iter().filter_map(|i| pending.remove(i)).collect()
         };
         for p in gone {
+            // Answered, not just dropped: the launcher may still hold the listener (the
+            // session ended on the daemon's side), and nothing may wait forever.
+            for (n, _) in &p.notifs {
+                let _ = seccomp::send(p.session.listener(), *n, Reply::Fail(libc::EACCES));
+            }
             p.release();
             p.session.record(
                 p.question.pid,

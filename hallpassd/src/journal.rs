@@ -6,8 +6,12 @@
 //!
 //! Layout: slots of 12 words. Word 0 of a slot says whether it is in use; words 1..=10 hold
 //! the `struct seccomp_notif`. Slot 0 is the notification the supervisor thread is handling
-//! now (its id stays there after it is answered: the last id received); the others hold open
+//! now; its word 11 is the highest notification id ever received. The other slots hold open
 //! questions. Writing a slot is a few stores: cheap enough for every notification.
+//!
+//! The memory is shared with the launcher only: it makes the memfd sealed against resizing
+//! (a shrunk file would fault the daemon), and it is not dumpable, so the command cannot open
+//! its descriptors.
 
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
@@ -19,6 +23,8 @@ pub const SIZE: usize = hallpass_proto::JOURNAL_SIZE;
 const SLOT_WORDS: usize = 12;
 const FREE: u64 = 0;
 const USED: u64 = 1;
+/// Word 11 of slot 0: the highest notification id received.
+const LAST: usize = 11;
 
 pub struct Journal {
     map: SharedMap,
@@ -57,6 +63,15 @@ fn decode(w: &[u64; 10]) -> Notif {
 impl Journal {
     /// The journal in `fd`, which must be a file of [`SIZE`] bytes.
     pub fn open(fd: std::os::fd::OwnedFd) -> std::io::Result<Journal> {
+        use nix::fcntl::{fcntl, FcntlArg, SealFlag};
+        // Sealed at its size, or a truncation under our mapping could fault the daemon.
+        let seals = fcntl(&fd, FcntlArg::F_GET_SEALS).map(SealFlag::from_bits_truncate);
+        let want = SealFlag::F_SEAL_SHRINK | SealFlag::F_SEAL_GROW;
+        if !seals.is_ok_and(|s| s.contains(want)) {
+            return Err(std::io::Error::other(
+                "the session journal is not sealed against resizing",
+            ));
+        }
         let len = std::fs::File::from(fd.try_clone()?).metadata()?.len();
         if len != SIZE as u64 {
             return Err(std::io::Error::other(format!(
@@ -94,6 +109,7 @@ impl Journal {
 
     /// The supervisor took `n` from the kernel.
     pub fn begin(&self, n: &Notif) {
+        self.map.words()[LAST].fetch_max(n.id, Relaxed);
         self.write(0, n);
     }
 
@@ -118,26 +134,53 @@ impl Journal {
         None
     }
 
-    /// The question in `slot` is answered.
-    pub fn release(&self, slot: usize) {
+    /// The question in `slot`, about notification `id`, is settled. A slot that holds
+    /// another notification by now is left alone.
+    pub fn release(&self, slot: usize, id: u64) {
         if slot != 0 && slot < self.slots() {
-            self.map.words()[slot * SLOT_WORDS].store(FREE, Release);
+            let w = &self.map.words()[slot * SLOT_WORDS..(slot + 1) * SLOT_WORDS];
+            if w[1].load(Relaxed) == id {
+                w[0].store(FREE, Release);
+            }
         }
     }
 
-    /// What a daemon that died left: the notifications it held, and the id of the last one it
-    /// received. Empties the journal.
-    pub fn take(&self) -> (Vec<Notif>, Option<u64>) {
-        let last = self.map.words()[1].load(Relaxed);
-        let last = (last != 0).then_some(last);
-        let mut out = Vec::new();
-        for slot in 0..self.slots() {
+    /// The highest notification id a daemon received, if any.
+    pub fn last(&self) -> Option<u64> {
+        let last = self.map.words()[LAST].load(Relaxed);
+        (last != 0).then_some(last)
+    }
+
+    /// What a daemon that died left: the notifications it held, each once, with its slot. The
+    /// slots stay taken until [`Journal::settle`]: if this daemon dies too while deciding
+    /// them again, the next one finds them still.
+    pub fn held(&self) -> Vec<(usize, Notif)> {
+        let mut out: Vec<(usize, Notif)> = Vec::new();
+        // Questions first: slot 0 may hold a copy of one (taken, then asked).
+        for slot in (1..self.slots()).chain([0]) {
             if let Some(n) = self.read(slot) {
-                out.push(n);
+                if out.iter().any(|(_, m)| m.id == n.id) {
+                    if slot == 0 {
+                        self.end();
+                    }
+                    continue;
+                }
+                out.push((slot, n));
             }
-            self.map.words()[slot * SLOT_WORDS].store(FREE, Release);
         }
-        (out, last)
+        out
+    }
+
+    /// A notification [`Journal::held`] returned is decided again (answered, or held anew).
+    pub fn settle(&self, slot: usize, id: u64) {
+        if slot == 0 {
+            let w = self.map.words();
+            if w[1].load(Relaxed) == id {
+                self.end();
+            }
+        } else {
+            self.release(slot, id);
+        }
     }
 }
 
@@ -145,12 +188,25 @@ impl Journal {
 mod tests {
     use super::*;
 
-    fn memfd() -> std::os::fd::OwnedFd {
-        let fd =
-            nix::sys::memfd::memfd_create(c"journal-test", nix::sys::memfd::MFdFlags::MFD_CLOEXEC)
-                .unwrap();
-        nix::unistd::ftruncate(&fd, SIZE as i64).unwrap();
+    fn memfd_of(size: usize) -> std::os::fd::OwnedFd {
+        use nix::fcntl::{fcntl, FcntlArg, SealFlag};
+        use nix::sys::memfd::{memfd_create, MFdFlags};
+        let fd = memfd_create(
+            c"journal-test",
+            MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING,
+        )
+        .unwrap();
+        nix::unistd::ftruncate(&fd, size as i64).unwrap();
+        fcntl(
+            &fd,
+            FcntlArg::F_ADD_SEALS(SealFlag::F_SEAL_SHRINK | SealFlag::F_SEAL_GROW),
+        )
+        .unwrap();
         fd
+    }
+
+    fn memfd() -> std::os::fd::OwnedFd {
+        memfd_of(SIZE)
     }
 
     fn notif(id: u64) -> Notif {
@@ -176,26 +232,38 @@ mod tests {
         a.begin(&notif(11));
         let q = a.hold(&notif(9)).unwrap();
         let r = a.hold(&notif(8)).unwrap();
-        a.release(r);
+        a.release(r, 8);
+        // A copy of a held one in slot 0 (taken, then asked) counts once.
+        a.hold(&notif(11)).unwrap();
         // The daemon dies here; the next one maps the same memory.
         drop(a);
         let b = Journal::open(fd).unwrap();
-        let (held, last) = b.take();
-        let ids: Vec<u64> = held.iter().map(|n| n.id).collect();
-        assert_eq!(ids, [11, 9]);
-        assert_eq!(held[0].data.args, notif(11).data.args);
-        assert_eq!(held[0].data.arch, 0xc000_003e);
-        assert_eq!(held[0].pid, 4242);
-        assert_eq!(last, Some(11));
+        let held = b.held();
+        let ids: Vec<u64> = held.iter().map(|(_, n)| n.id).collect();
+        assert_eq!(ids, [9, 11]);
+        assert_eq!(held[1].1.data.args, notif(11).data.args);
+        assert_eq!(held[1].1.data.arch, 0xc000_003e);
+        assert_eq!(held[1].1.pid, 4242);
+        assert_eq!(b.last(), Some(11));
         assert!(q > 0);
-        // Taken: empty now.
-        assert!(b.take().0.is_empty());
+        // Still there until settled: a daemon dying now loses nothing.
+        assert_eq!(b.held().len(), 2);
+        for (slot, n) in held {
+            b.settle(slot, n.id);
+        }
+        assert!(b.held().is_empty());
+        // An older id never lowers the last one.
+        b.begin(&notif(3));
+        assert_eq!(b.last(), Some(11));
     }
 
     #[test]
-    fn a_file_of_the_wrong_size_is_refused() {
-        let fd = memfd();
-        nix::unistd::ftruncate(&fd, 4096).unwrap();
-        assert!(Journal::open(fd).is_err());
+    fn a_file_of_the_wrong_size_or_unsealed_is_refused() {
+        assert!(Journal::open(memfd_of(4096)).is_err());
+        let unsealed =
+            nix::sys::memfd::memfd_create(c"journal-test", nix::sys::memfd::MFdFlags::MFD_CLOEXEC)
+                .unwrap();
+        nix::unistd::ftruncate(&unsealed, SIZE as i64).unwrap();
+        assert!(Journal::open(unsealed).is_err());
     }
 }

@@ -26,6 +26,38 @@ struct Args {
     idle_exit: u64,
 }
 
+/// Takes the daemon's lock in `dir`, held until the process exits.
+fn lock(dir: &Path) -> anyhow::Result<nix::fcntl::Flock<std::fs::File>> {
+    let path = dir.join("hallpassd.lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    // A daemon that was just killed lets go within moments: wait that long.
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    let mut f = f;
+    loop {
+        match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+            Ok(l) => return Ok(l),
+            Err((back, e)) if std::time::Instant::now() >= deadline => {
+                drop(back);
+                let pid = std::fs::read_to_string(dir.join(paths::PID_FILE)).unwrap_or_default();
+                anyhow::bail!(
+                    "another hallpassd runs for {} (pid {}): {e}",
+                    dir.display(),
+                    pid.trim()
+                );
+            }
+            Err((back, _)) => {
+                f = back;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
 /// Binds the sockets ourselves (started by `hallpass`, or by hand).
 fn bind(control_path: &Path, api_path: &Path) -> anyhow::Result<(UnixListener, UnixListener)> {
     if std::os::unix::net::UnixStream::connect(control_path).is_ok() {
@@ -106,6 +138,9 @@ async fn run(args: Args, activated: Vec<(PathBuf, UnixListener)>) -> anyhow::Res
         .unwrap_or_else(paths::runtime_dir);
     paths::ensure_private_dir(&dir)
         .with_context(|| format!("runtime directory {}", dir.display()))?;
+    // One daemon per runtime directory, for its whole life: a second one (started by hand, or
+    // racing a service manager) stops here instead of taking the sockets from the first.
+    let _only_one = lock(&dir)?;
     let (control_path, api_path) = server::socket_paths(&dir);
     let socket_activated = !activated.is_empty();
     let (control, api) = if socket_activated {
@@ -147,7 +182,11 @@ async fn run(args: Args, activated: Vec<(PathBuf, UnixListener)>) -> anyhow::Res
                     let st = st.clone();
                     std::thread::spawn(move || server::serve_launcher(st, sock));
                 }
-                Err(e) => eprintln!("hallpassd: accept: {e}"),
+                Err(e) => {
+                    // Out of descriptors, say: wait rather than spin.
+                    eprintln!("hallpassd: accept: {e}");
+                    std::thread::sleep(Duration::from_millis(100));
+                }
             }
         }
     });

@@ -50,7 +50,9 @@ pub fn check(stream: &UnixStream, launchers: &[i32]) -> Result<Peer, PeerError> 
                 uid: c.uid(),
             });
         }
-        if launchers.contains(&p) {
+        // A launcher this daemon knows, or any `hallpass` launcher: one whose session a
+        // previous daemon had, not registered here yet (this daemon just started).
+        if launchers.contains(&p) || is_launcher(p) {
             return Err(PeerError::Supervised {
                 pid: c.pid(),
                 launcher: p,
@@ -62,6 +64,13 @@ pub fn check(stream: &UnixStream, launchers: &[i32]) -> Result<Peer, PeerError> 
 }
 
 /// The parent of `pid`, from `/proc/PID/stat` (the field after the parenthesised name).
+/// Whether `pid` runs the `hallpass` launcher. Its `comm`, which stays readable when the
+/// launcher is not dumpable (as it makes itself); a supervised process cannot change its
+/// ancestors' names.
+fn is_launcher(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim_end() == "hallpass")
+}
+
 pub fn parent_of(pid: i32) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after = &stat[stat.rfind(')')? + 2..];

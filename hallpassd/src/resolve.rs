@@ -154,7 +154,16 @@ pub fn resolve_with(
                     && (tb.starts_with(b"/memfd:")
                         || (tb.first() != Some(&b'/') && tb.contains(&b':')))
                 {
-                    // Only a whole path can name such an object.
+                    // Only a whole path can name such an object; and only the writer's own
+                    // is harmless to reopen. Another process's (the launcher's journal, a
+                    // daemon's socket) is not the writer's to reach into: refused.
+                    let own = |id: i32| {
+                        let dir = format!("/proc/{id}/");
+                        cur.starts_with(dir.as_bytes())
+                    };
+                    if !(own(t.tgid()) || own(t.tid)) {
+                        return Err(io::Error::from_raw_os_error(libc::EACCES));
+                    }
                     return if last {
                         Ok(Resolved::NotAFile(target.into_os_string()))
                     } else {
@@ -269,7 +278,12 @@ mod tests {
             if let Some(t) = links.get(s) {
                 return Ok(PathBuf::from(t));
             }
-            if s == "/e" || s.starts_with("/e/") || s == "/proc" || s.starts_with("/proc/10") {
+            if s == "/e"
+                || s.starts_with("/e/")
+                || s == "/proc"
+                || s.starts_with("/proc/10")
+                || s.starts_with("/proc/99")
+            {
                 Err(io::Error::from_raw_os_error(libc::EINVAL))
             } else {
                 Err(io::Error::from_raw_os_error(libc::ENOENT))
@@ -344,6 +358,7 @@ mod tests {
             ("/proc/10/fd/5", "/memfd:x (deleted)"),
             ("/proc/10/cwd", "/e/proj"),
             ("/proc/mounts", "self/mounts"),
+            ("/proc/99/fd/4", "/memfd:hallpass-journal (deleted)"),
         ]);
         same(r(&l, "/", "/proc/mounts", true), ok("/proc/10/mounts"));
         same(r(&l, "/", "/proc/self/fd/3", true), ok("/e/home/.bashrc"));
@@ -359,6 +374,11 @@ mod tests {
         same(
             r(&l, "/", "/proc/self/fd/5", true),
             Ok(Resolved::NotAFile("/memfd:x (deleted)".into())),
+        );
+        // Another process's descriptor is not the writer's to reopen.
+        same(
+            r(&l, "/", "/proc/99/fd/4", true),
+            Err(io::Error::from_raw_os_error(libc::EACCES)),
         );
         // Not followed: unlink("/proc/self/fd/3") names the link, not its target.
         same(r(&l, "/", "/proc/self/fd/3", false), ok("/proc/10/fd/3"));

@@ -516,7 +516,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
 
 /// Notification ids past the last one a dead daemon noted that are checked for a
 /// notification it took but did not note (it died in between).
-const UNNOTED_PROBE: u64 = 64;
+const UNNOTED_PROBE: u64 = 256;
 
 struct Supervisor<'a> {
     shared: Arc<Shared>,
@@ -681,8 +681,18 @@ impl Supervisor<'_> {
             // Every path that needs an answer is shown (both of a rename, say): the answer
             // applies to the whole syscall.
             let undecided = shared.undecided(syscall, &files, &rules);
-            self.ask(n, syscall, &undecided);
-            return None;
+            if self.ask(n, syscall, &undecided) {
+                return None;
+            }
+            self.record(
+                tid,
+                syscall,
+                &files[i].to_string_lossy(),
+                Decision::Deny,
+                Reason::Unresolved,
+            );
+            shared.count(Decision::Deny);
+            return Some(Reply::Fail(libc::EACCES));
         }
         self.record(tid, syscall, &files[i].to_string_lossy(), decision, reason);
         shared.count(decision);
@@ -694,9 +704,10 @@ impl Supervisor<'_> {
     }
 
     /// Publishes a question about this write; the notification waits for its answer.
-    fn ask(&self, n: &seccomp::Notif, syscall: &'static str, paths: &[PathBuf]) {
+    /// `false` when the question could not be kept (the journal is full): then deny.
+    fn ask(&self, n: &seccomp::Notif, syscall: &'static str, paths: &[PathBuf]) -> bool {
         let Some((path, also)) = paths.split_first() else {
-            return;
+            return false;
         };
         let tid = n.pid as i32;
         let shared = &self.shared;
@@ -722,7 +733,14 @@ impl Supervisor<'_> {
             timed_secs: shared.timed_secs(),
             asked_ms: crate::ask::now_ms(),
         };
-        self.questions.ask(shared, n, q);
+        if self.questions.ask(shared, n, q).is_err() {
+            eprintln!(
+                "hallpassd: session {}: the session journal is full: a write that needs an answer is denied",
+                shared.info.id
+            );
+            return false;
+        }
+        true
     }
 
     /// Decides again what a daemon that died held: the notifications noted in the journal
@@ -732,10 +750,15 @@ impl Supervisor<'_> {
         let shared = self.shared.clone();
         let Some(j) = shared.journal() else { return };
         let listener = shared.listener();
-        let (held, last) = j.take();
-        if let Some(last) = last {
-            for id in last.wrapping_add(1)..=last.wrapping_add(UNNOTED_PROBE) {
-                if seccomp::id_valid(listener, id) {
+        let held = j.held();
+        // A notification the dead daemon took in the instant before noting it has an id
+        // from the last one it noted on (ids are handed out in order as notifications are
+        // queued; ID_VALID knows only those a daemon took): it cannot be decided, only
+        // failed. Other writes that got ids meanwhile (cancelled by a signal) leave gaps;
+        // the window allows for them.
+        if let Some(last) = j.last() {
+            for id in last..=last.saturating_add(UNNOTED_PROBE) {
+                if !held.iter().any(|(_, n)| n.id == id) && seccomp::id_valid(listener, id) {
                     eprintln!(
                         "hallpassd: session {}: notification {id} was taken by the daemon that died and not noted: failed with EINTR",
                         shared.info.id
@@ -744,17 +767,20 @@ impl Supervisor<'_> {
                 }
             }
         }
-        let mut n_again = 0;
-        for n in held {
+        let mut again = 0;
+        for (slot, n) in held {
             if seccomp::id_valid(listener, n.id) {
-                n_again += 1;
+                again += 1;
                 j.begin(&n);
                 self.handle(listener, &n);
                 j.end();
             }
+            // Only now, decided again (answered, or held in a slot of its own): if this daemon
+            // dies first, the next one still finds it.
+            j.settle(slot, n.id);
         }
         eprintln!(
-            "hallpassd: session {}: {n_again} notifications left by the previous daemon decided again",
+            "hallpassd: session {}: {again} notifications left by the previous daemon decided again",
             shared.info.id
         );
     }

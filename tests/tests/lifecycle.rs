@@ -355,3 +355,35 @@ fn many_sessions_with_open_questions_stay_independent() {
         assert_eq!(stdout(&out), "done\n");
     }
 }
+
+#[test]
+fn the_command_cannot_reach_the_daemon_or_the_launcher() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("reach", v);
+        assert!(run(s.hallpass(["--prompt=deny", "--", "true"]))
+            .status
+            .success());
+        let daemon = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.pid")).unwrap();
+        // Signals out of the session (Landlock scoping), the launcher's descriptors (it is not
+        // dumpable; and Landlock keeps ptrace-class access inside the session).
+        let out = run(s.hallpass([
+            "--prompt=deny",
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                "kill -0 {d} 2>/dev/null && echo signalled-daemon; \
+                 kill -0 $PPID 2>/dev/null && echo signalled-launcher; \
+                 readlink /proc/$PPID/fd/0 >/dev/null 2>&1 && echo read-launcher-fd; \
+                 kill -0 $$ && echo signalled-self; echo done",
+                d = daemon.trim()
+            ),
+        ]));
+        assert_eq!(
+            stdout(&out),
+            "signalled-self\ndone\n",
+            "{v:?}: {}",
+            stderr(&out)
+        );
+    }
+}

@@ -489,11 +489,13 @@ fn a_writer_flooded_with_signals_is_asked_once() {
 
 /// The terminal's settings in the outer shell, as `stty -a` prints them.
 fn stty(t: &Tmux) -> String {
+    // The marker is typed split (EN""D) so that the echo of the command line never matches.
     t.line(
-        "clear; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo|isig)$' | tr '\\n' ' '; echo END",
+        "clear; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo|isig)$' | tr '\\n' ' '; echo EN\"\"D",
     );
-    let sc = t.wait_for("stty", |x| x.lines().any(|l| l.ends_with("END")));
-    sc.lines().find(|l| l.ends_with("END")).unwrap().to_string()
+    let out = |l: &&str| l.ends_with("END") && !l.contains("stty");
+    let sc = t.wait_for("stty", |x| x.lines().any(|l| out(&l)));
+    sc.lines().find(out).unwrap().to_string()
 }
 
 #[test]

@@ -17,6 +17,20 @@ const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
 const SECCOMP_FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
 const SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
 
+// include/uapi/linux/landlock.h
+const LANDLOCK_CREATE_RULESET_VERSION: libc::c_ulong = 1 << 0;
+const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
+/// The first Landlock ABI with scopes (Linux 6.12).
+const LANDLOCK_ABI_SCOPES: libc::c_long = 6;
+
+/// `struct landlock_ruleset_attr` as of ABI 6.
+#[repr(C)]
+struct LandlockRulesetAttr {
+    handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
+}
+
 /// What the child reports when a step fails: the step, then the errno.
 pub const STAGE_NO_NEW_PRIVS: u8 = b'N';
 pub const STAGE_FILTER: u8 = b'F';
@@ -43,6 +57,9 @@ pub struct Prepared {
     empty_mask: libc::sigset_t,
     /// The terminal to give the command (a pty follower), or -1 to leave its streams alone.
     tty: RawFd,
+    /// Whether the kernel can keep the command from signalling processes outside the session
+    /// (Landlock signal scoping, ABI 6): the daemon and the launcher among them.
+    scope_signals: bool,
 }
 
 fn cstring(s: OsString) -> io::Result<CString> {
@@ -112,6 +129,7 @@ impl Prepared {
             wait_killable,
             empty_mask,
             tty: -1,
+            scope_signals: landlock_abi() >= LANDLOCK_ABI_SCOPES,
         })
     }
 
@@ -120,6 +138,21 @@ impl Prepared {
     pub fn on_terminal(&mut self, tty: RawFd) {
         self.tty = tty;
     }
+}
+
+/// The kernel's Landlock ABI version; 0 without Landlock.
+fn landlock_abi() -> libc::c_long {
+    // SAFETY: with a null attribute, size 0 and the VERSION flag, the call reads no memory
+    // and returns the ABI version or -1.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<LandlockRulesetAttr>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    v.max(0)
 }
 
 /// The forked child, stopped before exec.
@@ -198,6 +231,26 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
     }
     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         fail(STAGE_NO_NEW_PRIVS);
+    }
+    if p.scope_signals {
+        // A backstop the kernel enforces: no signal from the session reaches a process
+        // outside it (killing the daemon or the launcher to slip through a restart). Best
+        // effort: lite mode does not depend on it.
+        let attr = LandlockRulesetAttr {
+            handled_access_fs: 0,
+            handled_access_net: 0,
+            scoped: LANDLOCK_SCOPE_SIGNAL,
+        };
+        let ruleset = libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            &attr as *const LandlockRulesetAttr,
+            size_of::<LandlockRulesetAttr>(),
+            0,
+        );
+        if ruleset >= 0 {
+            libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0);
+            libc::close(ruleset as libc::c_int);
+        }
     }
     let mut flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
     if p.wait_killable {
@@ -336,6 +389,16 @@ pub fn release(c: &Child) -> io::Result<Option<ChildFailed>> {
         }
     }
     Ok((got > 0).then(|| read_failure(&data[..got])))
+}
+
+/// Makes this process not dumpable: its `/proc/PID/` entries (descriptors, memory) then
+/// belong to root, so processes of the same user (the command) cannot open them.
+pub fn not_dumpable() -> io::Result<()> {
+    // SAFETY: PR_SET_DUMPABLE takes an integer flag; no memory is involved.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Makes this process the reaper of its orphaned descendants, so every supervised process

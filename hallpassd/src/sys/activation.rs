@@ -40,6 +40,13 @@ pub fn listeners() -> std::io::Result<Vec<(PathBuf, UnixListener)>> {
             &owned,
             nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
         )?;
+        let listening = nix::sys::socket::getsockopt(&owned, nix::sys::socket::sockopt::AcceptConn)
+            .unwrap_or(false);
+        if !listening {
+            return Err(std::io::Error::other(format!(
+                "passed descriptor {fd} is not a listening socket (ListenStream= in hallpassd.socket)"
+            )));
+        }
         let l = UnixListener::from(owned);
         let addr = l.local_addr()?;
         let Some(path) = addr.as_pathname().map(Path::to_path_buf) else {
