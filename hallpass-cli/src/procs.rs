@@ -81,8 +81,16 @@ pub fn stop_all(why: &str) {
     std::thread::spawn(|| {
         std::thread::sleep(GRACE);
         let left = descendants();
-        for &p in &left {
-            let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
+        // Again until none is left: one may fork while the others are killed.
+        for _ in 0..50 {
+            let now = descendants();
+            if now.is_empty() {
+                break;
+            }
+            for &p in &now {
+                let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
         if !left.is_empty() {
             crate::say(&format!(

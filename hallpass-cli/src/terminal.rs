@@ -116,6 +116,7 @@ pub fn start(
         size,
         shown: None,
         drawn: 0,
+        alt_under_bar: None,
         queue: VecDeque::new(),
         notice: None,
         escape: false,
@@ -332,6 +333,9 @@ struct Relay {
     shown: Option<vt100::Screen>,
     /// How many bottom rows the bar covers now (0: not drawn).
     drawn: u16,
+    /// While the bar is up: whether the terminal shows the alternate screen (switches made
+    /// meanwhile reach it only when the bar goes).
+    alt_under_bar: Option<bool>,
     /// Open questions, oldest first, each with the scope the user has chosen so far.
     queue: VecDeque<(Question, PathBuf)>,
     /// A one-line message over the bottom row until the next key (help, a warning).
@@ -441,6 +445,9 @@ impl Relay {
         }
         if self.drawn == 0 {
             self.shown = Some(self.model.screen().clone());
+            if self.alt_under_bar.is_none() {
+                self.alt_under_bar = Some(self.model.screen().alternate_screen());
+            }
         }
         let n = (lines.len() as u16).min(self.size.rows);
         let mut s = String::from("\x1b[?25l");
@@ -466,6 +473,24 @@ impl Relay {
     fn undraw(&mut self) {
         if self.drawn == 0 {
             return;
+        }
+        // The command switched screens while the bar was up: follow it, then draw it all.
+        let switched = self
+            .alt_under_bar
+            .take()
+            .is_some_and(|alt| alt != self.model.screen().alternate_screen());
+        if switched {
+            let screen = self.model.screen();
+            let mut s = String::from(if screen.alternate_screen() {
+                "\x1b[?1049h"
+            } else {
+                "\x1b[?1049l"
+            });
+            s.push_str(&screen.contents_formatted());
+            s.push_str(&screen.input_mode_formatted());
+            self.drawn = 0;
+            self.shown = None;
+            return self.write(s.as_bytes());
         }
         let mut s = self.rows_of_model(self.size.rows - self.drawn, self.size.rows);
         let screen = self.model.screen();

@@ -7,7 +7,7 @@
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::Duration;
 
 /// What the session does with a write no rule decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,14 +112,22 @@ impl PathSet {
     }
 }
 
+/// Time since boot, suspended time included (`CLOCK_BOOTTIME`): a grant "for 5 minutes" must
+/// not outlast a night of suspend, as it would on the monotonic clock.
+pub fn boot_time() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME)
+        .map(Duration::from)
+        .unwrap_or_default()
+}
+
 /// What people answered before: the lasting rules (every session) and this session's timed
-/// grants, with their expiry.
+/// grants, with their expiry (in [`boot_time`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Answered<'a> {
     pub never: &'a PathSet,
     pub always: &'a PathSet,
-    pub timed: &'a [(PathBuf, Instant)],
-    pub now: Instant,
+    pub timed: &'a [(PathBuf, Duration)],
+    pub now: Duration,
 }
 
 static NO_PATHS: PathSet = PathSet(Vec::new());
@@ -131,7 +139,7 @@ impl Answered<'_> {
             never: &NO_PATHS,
             always: &NO_PATHS,
             timed: &[],
-            now: Instant::now(),
+            now: boot_time(),
         }
     }
 
@@ -341,7 +349,7 @@ mod tests {
         let p = policy(Prompt::Ask);
         let never = PathSet::new(["/home/me/proj/gen".into(), "/home/me/.npm".into()]);
         let always = PathSet::new(["/home/me/.npm/_cacache".into(), "/opt/a".into()]);
-        let now = Instant::now();
+        let now = boot_time();
         let timed = [
             (
                 PathBuf::from("/srv/t"),

@@ -27,7 +27,9 @@ use crate::decode::{Decoder, Op};
 use crate::journal::Journal;
 use crate::log::{now_rfc3339, Log, Record};
 use crate::mem::{Lender, Memory};
-use crate::policy::{Answered, Decision, PathSet, Policy, Prompt, Reason, IMPLICIT_DEVICES};
+use crate::policy::{
+    boot_time, Answered, Decision, PathSet, Policy, Prompt, Reason, IMPLICIT_DEVICES,
+};
 use crate::resolve::{canonicalize_lenient, proc_pid, tgid_of, Resolved};
 use crate::rules::Rules;
 use crate::sys::seccomp::{self, Reply};
@@ -332,7 +334,7 @@ pub struct Shared {
     listener: OwnedFd,
     log: Mutex<Option<Log>>,
     /// Timed grants ([t], and [a] when the rules file cannot be written): scope and expiry.
-    timed: Mutex<Vec<(PathBuf, Instant)>>,
+    timed: Mutex<Vec<(PathBuf, Duration)>>,
     timed_for: Duration,
     home: PathBuf,
     /// Where the notifications held are noted, for the next daemon if this one dies.
@@ -384,7 +386,7 @@ impl Shared {
             never: &rules.never,
             always: &rules.always,
             timed: &timed,
-            now: Instant::now(),
+            now: boot_time(),
         };
         self.policy.decide_all(files, &answered)
     }
@@ -409,9 +411,9 @@ impl Shared {
 
     /// Allows `scope` for the timed-answer duration.
     pub fn grant_for_a_while(&self, scope: PathBuf) {
-        let until = Instant::now() + self.timed_for;
+        let now = boot_time();
+        let until = now + self.timed_for;
         let mut t = self.timed.lock().unwrap();
-        let now = Instant::now();
         t.retain(|(_, u)| *u > now);
         t.push((scope, until));
     }
@@ -419,7 +421,7 @@ impl Shared {
     /// Allows `scope` until the session ends.
     pub fn grant_for_the_session(&self, scope: PathBuf) {
         // A century: longer than any session, and no overflow.
-        let until = Instant::now() + Duration::from_secs(100 * 365 * 86_400);
+        let until = boot_time() + Duration::from_secs(100 * 365 * 86_400);
         self.timed.lock().unwrap().push((scope, until));
     }
 

@@ -391,6 +391,13 @@ impl Tmux {
         stdout(&run(self.cmd("capture-pane").args(["-p", "-e", "-t", "T"])))
     }
 
+    /// `tmux display -p FORMAT` for the pane, to read its state (`#{alternate_on}`, say).
+    pub fn cmd_display(&self, format: &str) -> Command {
+        let mut c = self.cmd("display");
+        c.args(["-p", "-t", "T", format]);
+        c
+    }
+
     pub fn resize(&self, cols: u16, rows: u16) {
         let out = run(self.cmd("resize-window").args([
             "-t",

@@ -568,3 +568,26 @@ fn output_is_relayed_byte_for_byte() {
         "the command's output did not come through intact"
     );
 }
+
+#[test]
+fn a_screen_switch_under_the_bar_reaches_the_terminal() {
+    let v = two_variants()[0];
+    let s = Scratch::new("altscreen", v);
+    let t = s.tmux(100, 30);
+    start_session(&s, &t, "");
+    let f = s.outside.join("f");
+    // One process asks; another switches to the alternate screen while the bar is up.
+    t.line(&format!(
+        "hp-write touch {} & sleep 1; printf '\\033[?1049h\\033[Hon the alternate screen'; wait",
+        f.display()
+    ));
+    bar(&t);
+    std::thread::sleep(Duration::from_millis(1200));
+    t.keys(&["o"]);
+    let sc = t.wait_for("the alternate screen", |x| {
+        !bar_up(x) && x.contains("on the alternate screen")
+    });
+    assert!(!sc.contains("in$ hp-write"), "{sc}");
+    let alt = run(t.cmd_display("#{alternate_on}"));
+    assert_eq!(stdout(&alt).trim(), "1");
+}
