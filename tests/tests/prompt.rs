@@ -175,7 +175,8 @@ fn timed_grants_expire() {
             "too slow to test the grant"
         );
         assert_eq!(l["reason"], "timed", "{l}");
-        assert!(b.exists());
+        // The log line comes first, then the reply: the file follows in a moment.
+        assert!(wait_until(Duration::from_secs(10), || b.exists()));
         // After it: asked again.
         std::thread::sleep(
             Duration::from_secs(5).saturating_sub(granted.elapsed()) + Duration::from_millis(300),
@@ -451,7 +452,8 @@ fn questions_queue_and_are_answered_in_turn() {
         let first = if first_is_a { &a } else { &b };
         assert_eq!(logged(&s, first)["reason"], "once");
         assert_eq!(logged(&s, second)["reason"], "denied");
-        assert!(first.exists() && !second.exists());
+        assert!(wait_until(Duration::from_secs(10), || first.exists()));
+        assert!(!second.exists());
     }
 }
 
