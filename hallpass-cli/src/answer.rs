@@ -57,7 +57,7 @@ pub fn answer(args: AnswerArgs) -> Result<i32, Failure> {
                 "hallpass answer needs a terminal to answer interactively; use --json to list the questions and --id ID ANSWER to answer one",
             ));
         }
-        interactive(c, session).await
+        interactive(c, session, args.socket.as_deref()).await
     })
 }
 
@@ -170,14 +170,20 @@ impl View {
     }
 }
 
-async fn interactive(mut c: HallpassClient<Channel>, session: u64) -> Result<i32, Failure> {
-    let mut stream = c
-        .watch(WatchRequest {
-            session_id: session,
-        })
-        .await
-        .map_err(|e| Failure::new(format!("answer: {}", say(&e))))?
-        .into_inner();
+async fn interactive(
+    mut c: HallpassClient<Channel>,
+    session: u64,
+    socket: Option<&Path>,
+) -> Result<i32, Failure> {
+    let watch = WatchRequest {
+        session_id: session,
+    };
+    let mut stream = Some(
+        c.watch(watch)
+            .await
+            .map_err(|e| Failure::new(format!("answer: {}", say(&e))))?
+            .into_inner(),
+    );
     let raw = RawMode::enter(std::io::stdin().as_fd())
         .map_err(|e| Failure::new(format!("cannot set the terminal to raw mode: {e}")))?;
     let (ktx, mut keys) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
@@ -204,8 +210,28 @@ async fn interactive(mut c: HallpassClient<Channel>, session: u64) -> Result<i32
     let result = loop {
         let _ = out.write_all(view.render(size()).as_bytes());
         let _ = out.flush();
+        // Without a daemon (it died, say), try again now and then: a new one asks the open
+        // questions again.
+        let Some(live) = stream.as_mut() else {
+            tokio::select! {
+                _ = tokio::time::sleep(std::time::Duration::from_millis(500)) => {
+                    if let Ok(mut nc) = client_at(socket).await {
+                        if let Ok(s) = nc.watch(watch).await {
+                            stream = Some(s.into_inner());
+                            c = nc;
+                            view.note.clear();
+                        }
+                    }
+                }
+                k = keys.recv() => match k.as_deref() {
+                    None | Some(b"q") | Some([0x03]) | Some([0x04]) => break Ok(0),
+                    _ => {}
+                },
+            }
+            continue;
+        };
         tokio::select! {
-            m = stream.message() => match m {
+            m = live.message() => match m {
                 Ok(Some(ev)) => match ev.kind {
                     Some(event::Kind::Asked(q)) if !view.list.iter().any(|(x, _)| x.id == q.id) => {
                         let scope = PathBuf::from(&q.scope);
@@ -218,8 +244,12 @@ async fn interactive(mut c: HallpassClient<Channel>, session: u64) -> Result<i32
                     }
                     None => {}
                 },
-                Ok(None) => break Err(Failure::new("the daemon closed the question stream")),
-                Err(e) => break Err(Failure::new(format!("lost the daemon: {}", say(&e)))),
+                Ok(None) | Err(_) => {
+                    stream = None;
+                    view.list.clear();
+                    view.sent.clear();
+                    view.note = "the daemon went away: waiting for it to come back (it asks its questions again)".into();
+                }
             },
             k = keys.recv() => {
                 let Some(k) = k else { break Ok(0) };

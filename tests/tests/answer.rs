@@ -300,3 +300,40 @@ fn a_rename_shows_both_paths_and_the_answer_is_for_both() {
     assert_eq!(stdout(&finish(c)), "moved\n");
     assert!(to.exists() && !from.exists());
 }
+
+#[test]
+fn the_interactive_client_follows_a_daemon_restart() {
+    let s = Scratch::new("answer-restart", variants()[0]);
+    let f = s.outside.join("f");
+    let c = session(
+        &s,
+        &s.root.join("log.jsonl"),
+        &format!("hp-write touch {}", f.display()),
+    );
+    let first = wait_pending(&s, 1, &[]);
+    let t = s.tmux(120, 30);
+    t.line("hallpass answer");
+    t.wait_for("the question", |x| x.contains("1 question waiting"));
+    let pid = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.pid")).unwrap();
+    let _ = std::process::Command::new("kill")
+        .arg("-9")
+        .arg(pid.trim())
+        .status();
+    // The launcher brings a new daemon, which asks again (a new id); the client shows it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let again = loop {
+        let p = try_pending(&s, &[]).unwrap_or_default();
+        if p.len() == 1 && p[0]["id"] != first[0]["id"] {
+            break p[0]["id"].to_string();
+        }
+        assert!(Instant::now() < deadline, "not asked again: {p:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    t.wait_for("the question, asked again", |x| {
+        x.contains(&format!("[{again}]")) && x.contains("1 question waiting")
+    });
+    t.keys(&["o"]);
+    t.wait_for("none", |x| x.contains("no questions waiting"));
+    t.keys(&["q"]);
+    assert_eq!(stdout(&finish(c)), "ok\n");
+}

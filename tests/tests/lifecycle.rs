@@ -216,7 +216,7 @@ fn if_the_launcher_is_killed_leftovers_write_nothing_unchecked() {
 
 #[test]
 fn the_daemon_can_die_mid_session() {
-    for v in variants().into_iter().filter(|v| !v.lend) {
+    for v in variants() {
         let s = Scratch::new("kill9", v);
         let forbidden = s.outside.join("forbidden");
         std::fs::create_dir_all(&forbidden).unwrap();
