@@ -79,6 +79,13 @@ fn to_json(q: &Question) -> serde_json::Value {
     })
 }
 
+/// How long a call to the daemon may take before the client stops waiting for it.
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A question must have been selected this long before a key answers it (a double press must
+/// not answer the next one).
+const ARMED_AFTER: std::time::Duration = std::time::Duration::from_millis(400);
+
 /// What the interactive client shows.
 struct View {
     /// Pending questions, oldest first, with the scope chosen so far.
@@ -87,6 +94,8 @@ struct View {
     selected: Option<u64>,
     /// Questions answered here, shown as such until the daemon says they are resolved.
     sent: Vec<u64>,
+    /// The question last seen selected, and since when.
+    armed: Option<(u64, std::time::Instant)>,
     /// A line about the last answer that did not apply.
     note: String,
 }
@@ -203,11 +212,16 @@ async fn interactive(
         list: Vec::new(),
         selected: None,
         sent: Vec::new(),
+        armed: None,
         note: String::new(),
     };
     let size =
         || pty::size_of(std::io::stdout().as_fd()).unwrap_or(pty::Size { rows: 24, cols: 80 });
     let result = loop {
+        let current = view.current();
+        if current != view.armed.map(|(id, _)| id) {
+            view.armed = current.map(|id| (id, std::time::Instant::now()));
+        }
         let _ = out.write_all(view.render(size()).as_bytes());
         let _ = out.flush();
         // Without a daemon (it died, say), try again now and then: a new one asks the open
@@ -215,12 +229,16 @@ async fn interactive(
         let Some(live) = stream.as_mut() else {
             tokio::select! {
                 _ = tokio::time::sleep(std::time::Duration::from_millis(500)) => {
-                    if let Ok(mut nc) = client_at(socket).await {
-                        if let Ok(s) = nc.watch(watch).await {
-                            stream = Some(s.into_inner());
-                            c = nc;
-                            view.note.clear();
-                        }
+                    // Bounded: a daemon that accepts and never answers must not freeze the keys.
+                    let attempt = tokio::time::timeout(LIMIT, async {
+                        let mut nc = client_at(socket).await.ok()?;
+                        let s = nc.watch(watch).await.ok()?;
+                        Some((nc, s.into_inner()))
+                    });
+                    if let Ok(Some((nc, s))) = attempt.await {
+                        stream = Some(s);
+                        c = nc;
+                        view.note.clear();
                     }
                 }
                 k = keys.recv() => match k.as_deref() {
@@ -257,13 +275,17 @@ async fn interactive(
                     Key::Quit => break Ok(0),
                     Key::Answer(req) => {
                         let id = req.question_id;
-                        view.note = match c.answer(req).await {
-                            Ok(r) if !r.get_ref().warning.is_empty() => r.get_ref().warning.clone(),
-                            Ok(_) => String::new(),
-                            Err(e) => {
+                        view.note = match tokio::time::timeout(LIMIT, c.answer(req)).await {
+                            Ok(Ok(r)) if !r.get_ref().warning.is_empty() => r.get_ref().warning.clone(),
+                            Ok(Ok(_)) => String::new(),
+                            Ok(Err(e)) => {
                                 // Not applied: it stays open, and answerable.
                                 view.sent.retain(|x| *x != id);
                                 format!("not applied: {}", say(&e))
+                            }
+                            Err(_) => {
+                                view.sent.retain(|x| *x != id);
+                                "not applied: the daemon did not answer".into()
                             }
                         };
                     }
@@ -311,7 +333,11 @@ fn key(view: &mut View, k: &[u8]) -> Key {
     let Some(i) = view.index() else {
         return Key::Redraw;
     };
-    if view.sent.contains(&view.list[i].0.id) {
+    let id = view.list[i].0.id;
+    let ready = view
+        .armed
+        .is_some_and(|(a, since)| a == id && since.elapsed() >= ARMED_AFTER);
+    if view.sent.contains(&id) || (!ready && bar::key_action(b).is_some()) {
         return Key::Redraw;
     }
     let Some((q, scope)) = view.list.get_mut(i) else {

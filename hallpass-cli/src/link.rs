@@ -234,6 +234,9 @@ fn reconnect(reg: &Registration, done: &AtomicBool) -> Option<(UnixStream, u64)>
     while Instant::now() < deadline && !done.load(Ordering::SeqCst) {
         let attempt = (|| -> Result<(UnixStream, u64), Failure> {
             let sock = crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?;
+            // At once: a daemon we just started is our descendant now (we are a subreaper),
+            // and must never be ended with the session's processes.
+            crate::procs::set_daemon(peer_pid(&sock));
             let limit = Some(
                 EXCHANGE_TIMEOUT
                     .min(deadline.saturating_duration_since(Instant::now()))
@@ -248,7 +251,6 @@ fn reconnect(reg: &Registration, done: &AtomicBool) -> Option<(UnixStream, u64)>
             let opened = self::open(&sock, &open)?;
             attach(&sock, opened.session_id, reg, true)?;
             timeouts(None)?;
-            crate::procs::set_daemon(peer_pid(&sock));
             Ok((sock, opened.session_id))
         })();
         match attempt {

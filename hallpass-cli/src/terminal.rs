@@ -232,6 +232,16 @@ fn spawn_watcher(
                         if tx.send(Event::Reset).is_err() {
                             return;
                         }
+                        // A daemon that died is noticed by the launcher at once (it registers
+                        // the session again, or says it has none). If nothing changes, the
+                        // daemon is alive and only the stream broke: follow it again.
+                        let changed =
+                            tokio::time::timeout(Duration::from_secs(1), session.changed()).await;
+                        match changed {
+                            Ok(Err(_)) => return,
+                            Ok(Ok(())) => {}
+                            Err(_) => followed = None,
+                        }
                     }
                 }
             }
@@ -312,7 +322,11 @@ async fn follow_inner(
                     }
                     Ok(_) => {}
                     // Answered elsewhere first: the bar already moved on.
-                    Err(e) if e.code() == tonic::Code::FailedPrecondition => {}
+                    // Settled already (here or elsewhere): gone from the bar too, even if the
+                    // event saying so was missed.
+                    Err(e) if e.code() == tonic::Code::FailedPrecondition => {
+                        tx.send(Event::Resolved(id)).map_err(drop)?;
+                    }
                     Err(e) => {
                         tx.send(Event::AnswerFailed(id)).map_err(drop)?;
                         tx.send(note(format!("the answer was refused: {}", crate::api::say(&e))))
@@ -474,24 +488,7 @@ impl Relay {
         if self.drawn == 0 {
             return;
         }
-        // The command switched screens while the bar was up: follow it, then draw it all.
-        let switched = self
-            .alt_under_bar
-            .take()
-            .is_some_and(|alt| alt != self.model.screen().alternate_screen());
-        if switched {
-            let screen = self.model.screen();
-            let mut s = String::from(if screen.alternate_screen() {
-                "\x1b[?1049h"
-            } else {
-                "\x1b[?1049l"
-            });
-            s.push_str(&screen.contents_formatted());
-            s.push_str(&screen.input_mode_formatted());
-            self.drawn = 0;
-            self.shown = None;
-            return self.write(s.as_bytes());
-        }
+        self.alt_under_bar = None;
         let mut s = self.rows_of_model(self.size.rows - self.drawn, self.size.rows);
         let screen = self.model.screen();
         s.push_str(&screen.cursor_state_formatted());
@@ -524,6 +521,20 @@ impl Relay {
         // Under the bar, draw only what changed, by position, so nothing scrolls the bar away;
         // then the bar again on top.
         self.model.process(b);
+        let alt = self.model.screen().alternate_screen();
+        if self.alt_under_bar.is_some_and(|was| was != alt) {
+            // A screen switch: the terminal follows at once (it saves or restores the main
+            // screen itself), then gets everything drawn.
+            let screen = self.model.screen();
+            let mut s = String::from(if alt { "\x1b[?1049h" } else { "\x1b[?1049l" });
+            s.push_str(&screen.contents_formatted());
+            s.push_str(&screen.input_mode_formatted());
+            self.alt_under_bar = Some(alt);
+            self.shown = Some(screen.clone());
+            self.write(s.as_bytes());
+            self.drawn = 0;
+            return self.redraw();
+        }
         let diff = match &self.shown {
             // The diff moves the cursor relative to where `prev` left it, with its
             // attributes: put both back first (drawing the bar moved and reset them).
@@ -566,8 +577,9 @@ impl Relay {
             }
             if self.notice.is_some() {
                 // Any key takes a notice away, and does nothing else: it was not meant for a
-                // question it hid.
+                // question it hid. The question shows from now: its keys wait again.
                 self.notice = None;
+                self.front = self.front.map(|(id, _)| (id, Instant::now()));
                 self.redraw();
                 continue;
             }

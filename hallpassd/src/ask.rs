@@ -22,6 +22,9 @@ const EVENT_BUFFER: usize = 1024;
 /// A question and what is needed to answer it.
 struct Pending {
     question: Question,
+    /// Every path the syscall writes, as resolved (the question shows those that needed an
+    /// answer): all are checked again before the write is let through.
+    all: Vec<PathBuf>,
     session: Arc<Shared>,
     tid: i32,
     /// The notifications waiting on it, each with its journal slot: one, or more when the
@@ -106,6 +109,7 @@ impl Questions {
         session: &Arc<Shared>,
         n: &Notif,
         mut question: Question,
+        all: Vec<PathBuf>,
     ) -> Result<(), JournalFull> {
         let tid = n.pid as i32;
         let slot = match session.journal() {
@@ -130,6 +134,7 @@ impl Questions {
             question.id,
             Pending {
                 question: question.clone(),
+                all,
                 session: session.clone(),
                 tid,
                 notifs: vec![notif],
@@ -200,7 +205,19 @@ impl Questions {
             Answer::Unspecified => unreachable!(),
         };
         let sid = p.question.session_id;
-        // The person saw every path of the syscall: the answer is for all of them.
+        // The person saw every path that needed an answer; the answer is for the syscall. But
+        // what a rule denies now (a "never" added meanwhile, on a path that was allowed when
+        // asked) still wins.
+        let (decision, reason) = if decision == Decision::Allow {
+            let rules = self.rules.current();
+            let all: Vec<&Path> = p.all.iter().map(PathBuf::as_path).collect();
+            match p.session.decide(&p.question.syscall, &all, &rules) {
+                (Decision::Deny, r, _) => (Decision::Deny, r),
+                _ => (decision, reason),
+            }
+        } else {
+            (decision, reason)
+        };
         self.resolve(p, decision, reason, answer);
         // A lasting answer may settle other open questions: each is decided again, by its
         // session's policy with the rules and grants as they are now (so a "never" rule or a
@@ -231,10 +248,7 @@ impl Questions {
                 .collect();
             for id in ids {
                 let q = &pending[&id];
-                let paths: Vec<&Path> = std::iter::once(&q.question.path)
-                    .chain(&q.question.also)
-                    .map(Path::new)
-                    .collect();
+                let paths: Vec<&Path> = q.all.iter().map(PathBuf::as_path).collect();
                 let (d, r, _) = q.session.decide(&q.question.syscall, &paths, &rules);
                 if d != Decision::Ask {
                     let mut q = pending.remove(&id).unwrap();

@@ -111,6 +111,12 @@ fn take_activated(
 
 fn main() {
     let args = Args::parse();
+    // The daemon holds every session's listener: no process of the same user (a supervised
+    // one included) may open its descriptors or memory through /proc or ptrace.
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        eprintln!("hallpassd: cannot make itself not dumpable: {e}");
+        std::process::exit(1);
+    }
     // Before the runtime starts its threads: this edits the environment.
     let activated = match hallpassd::sys::activation::listeners() {
         Ok(l) => l,

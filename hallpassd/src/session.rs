@@ -256,10 +256,19 @@ fn check_tmpdir(base: &Path, dir: &str) -> Result<PathBuf, SetupError> {
     let bad = || SetupError::Resume(dir.into());
     let p = canon(dir).map_err(|_| bad())?;
     let md = std::fs::symlink_metadata(&p).map_err(|_| bad())?;
+    // Named as `make_tmpdir` names them: hallpass-PID-ID-HEX.
+    let named = |n: &str| {
+        let parts: Vec<&str> = n.split('-').collect();
+        parts.len() == 4
+            && parts[0] == "hallpass"
+            && parts[1..3]
+                .iter()
+                .all(|x| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()))
+            && parts[3].len() == 8
+            && parts[3].bytes().all(|b| b.is_ascii_hexdigit())
+    };
     let ours = p.parent() == Some(base)
-        && p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("hallpass-"))
+        && p.file_name().and_then(|n| n.to_str()).is_some_and(named)
         && md.is_dir()
         && md.uid() == nix::unistd::geteuid().as_raw()
         && md.mode() & 0o077 == 0;
@@ -683,7 +692,8 @@ impl Supervisor<'_> {
             // Every path that needs an answer is shown (both of a rename, say): the answer
             // applies to the whole syscall.
             let undecided = shared.undecided(syscall, &files, &rules);
-            if self.ask(n, syscall, &undecided) {
+            let all: Vec<PathBuf> = files.iter().map(|p| p.to_path_buf()).collect();
+            if self.ask(n, syscall, &undecided, all) {
                 return None;
             }
             self.record(
@@ -707,7 +717,13 @@ impl Supervisor<'_> {
 
     /// Publishes a question about this write; the notification waits for its answer.
     /// `false` when the question could not be kept (the journal is full): then deny.
-    fn ask(&self, n: &seccomp::Notif, syscall: &'static str, paths: &[PathBuf]) -> bool {
+    fn ask(
+        &self,
+        n: &seccomp::Notif,
+        syscall: &'static str,
+        paths: &[PathBuf],
+        all: Vec<PathBuf>,
+    ) -> bool {
         let Some((path, also)) = paths.split_first() else {
             return false;
         };
@@ -735,7 +751,7 @@ impl Supervisor<'_> {
             timed_secs: shared.timed_secs(),
             asked_ms: crate::ask::now_ms(),
         };
-        if self.questions.ask(shared, n, q).is_err() {
+        if self.questions.ask(shared, n, q, all).is_err() {
             eprintln!(
                 "hallpassd: session {}: the session journal is full: a write that needs an answer is denied",
                 shared.info.id

@@ -149,9 +149,12 @@ fn the_interactive_client_answers_two_sessions_in_turn() {
         );
         assert!(sc.contains("by: hp-write touch"), "{sc}");
         assert!(sc.contains("[o] allow once  [t] for 5m0s"), "{sc}");
-        // The oldest is selected: allow it; then deny the other.
+        // The oldest is selected: allow it; then deny the other. A question takes keys once
+        // it has been selected a moment (a double press must not answer the next one).
+        std::thread::sleep(Duration::from_millis(500));
         t.keys(&["o"]);
         t.wait_for("one question", |x| x.contains("1 question waiting"));
+        std::thread::sleep(Duration::from_millis(500));
         t.keys(&["d"]);
         t.wait_for("none", |x| x.contains("no questions waiting"));
         t.keys(&["q"]);
@@ -332,6 +335,7 @@ fn the_interactive_client_follows_a_daemon_restart() {
     t.wait_for("the question, asked again", |x| {
         x.contains(&format!("[{again}]")) && x.contains("1 question waiting")
     });
+    std::thread::sleep(Duration::from_millis(500));
     t.keys(&["o"]);
     t.wait_for("none", |x| x.contains("no questions waiting"));
     t.keys(&["q"]);

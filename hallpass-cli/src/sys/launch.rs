@@ -398,6 +398,9 @@ pub fn not_dumpable() -> io::Result<()> {
     if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    // The name the daemon knows launchers by (`comm`), whatever the binary is called.
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes, which this is.
+    unsafe { libc::prctl(libc::PR_SET_NAME, c"hallpass".as_ptr(), 0, 0, 0) };
     Ok(())
 }
 
