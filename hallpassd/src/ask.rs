@@ -347,17 +347,7 @@ impl Questions {
 
     /// Sweeps every `every` until the process exits.
     pub fn sweep_every(self: &Arc<Self>, every: std::time::Duration) {
-        let me = Arc::downgrade(self);
-        std::thread::Builder::new()
-            .name("questions-sweep".into())
-            .spawn(move || loop {
-                std::thread::sleep(every);
-                match me.upgrade() {
-                    Some(q) => q.sweep(),
-                    None => return,
-                }
-            })
-            .expect("spawning the question sweeper");
+        crate::periodic::every("questions-sweep", self, every, Questions::sweep);
     }
 }
 

@@ -16,6 +16,7 @@ pub mod journal;
 pub mod log;
 pub mod mem;
 pub mod peer;
+pub mod periodic;
 pub mod policy;
 pub mod resolve;
 pub mod rules;

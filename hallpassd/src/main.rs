@@ -111,6 +111,9 @@ fn take_activated(
 
 fn main() {
     let args = Args::parse();
+    // A signal mask survives exec: a daemon started by a launcher that blocks signals for
+    // itself would otherwise never see SIGTERM.
+    let _ = nix::sys::signal::SigSet::empty().thread_set_mask();
     // The daemon holds every session's listener: no process of the same user (a supervised
     // one included) may open its descriptors or memory through /proc or ptrace.
     if let Err(e) = nix::sys::prctl::set_dumpable(false) {

@@ -281,17 +281,7 @@ impl Store {
 
     /// Re-reads the file whenever it changes, every `every`, until the process exits.
     pub fn watch(self: &Arc<Self>, every: Duration) {
-        let me = Arc::downgrade(self);
-        std::thread::Builder::new()
-            .name("rules-watch".into())
-            .spawn(move || loop {
-                std::thread::sleep(every);
-                match me.upgrade() {
-                    Some(s) => s.reload(),
-                    None => return,
-                }
-            })
-            .expect("spawning the rules watcher");
+        crate::periodic::every("rules-watch", self, every, Store::reload);
     }
 }
 

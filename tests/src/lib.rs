@@ -83,7 +83,11 @@ pub fn bin_dir() -> &'static Path {
                 "{} is missing: run `cargo build --workspace` first",
                 src.display()
             );
-            std::fs::copy(&src, dir.join(name)).unwrap();
+            // Beside, then renamed over: an earlier test process with the same pid may have
+            // left a daemon running from this path (copying over it fails: text file busy).
+            let tmp = dir.join(format!(".{name}.tmp"));
+            std::fs::copy(&src, &tmp).unwrap();
+            std::fs::rename(&tmp, dir.join(name)).unwrap();
         }
         dir
     })
@@ -225,6 +229,50 @@ impl Scratch {
             .collect()
     }
 
+    /// `hallpass --prompt=PROMPT --log=LOG -- sh -c SCRIPT`, to start with [`background`].
+    pub fn session_command(&self, prompt: &str, log: &Path, script: &str) -> Command {
+        self.hallpass([
+            &format!("--prompt={prompt}"),
+            &format!("--log={}", log.display()),
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+    }
+
+    /// The pending questions (`hallpass answer --json EXTRA...`), or why they could not be
+    /// listed (no daemon yet, say).
+    pub fn try_pending(&self, extra: &[&str]) -> Result<Vec<serde_json::Value>, String> {
+        let out = run(self.hallpass(["answer", "--json"]).args(extra));
+        if !out.status.success() {
+            return Err(stderr(&out));
+        }
+        Ok(serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone())
+    }
+
+    /// Waits (30 s at most) until `n` questions are pending; returns them.
+    pub fn wait_pending(&self, n: usize, extra: &[&str]) -> Vec<serde_json::Value> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            // The session's launcher starts the daemon: it may not answer yet.
+            let p = self.try_pending(extra).unwrap_or_default();
+            if p.len() == n {
+                return p;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} questions pending, not {n}: {p:?}",
+                p.len()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// `hallpass status --json`, parsed.
     pub fn status(&self) -> serde_json::Value {
         let out = run(self.hallpass(["status", "--json"]));
@@ -239,6 +287,15 @@ impl Drop for Scratch {
         if let Ok(pid) = std::fs::read_to_string(pid_file) {
             let _ = Command::new("kill").arg(pid.trim()).status();
         }
+        // And any other daemon of this scratch (one a launcher started while another was
+        // dying, say): they are told apart by their runtime directory.
+        let _ = Command::new("pkill")
+            .arg("-f")
+            .arg(format!(
+                "hallpassd --runtime-dir {}/",
+                self.runtime.display()
+            ))
+            .status();
         if !std::thread::panicking() {
             let _ = std::fs::remove_dir_all(&self.root);
         }
@@ -268,6 +325,14 @@ pub fn run_with_deadline(cmd: &mut Command, limit: Duration) -> Output {
             panic!("{cmd:?} did not finish within {limit:?}");
         }
     }
+}
+
+/// Starts `cmd` with its output piped, for [`finish`].
+pub fn background(mut cmd: Command) -> std::process::Child {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"))
 }
 
 /// Waits for a child started in the background (its output piped), with a deadline of 60 s;

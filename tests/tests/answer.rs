@@ -3,60 +3,18 @@
 //! change the rules, and garbage on the API socket harms nothing.
 
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use hallpass_tests::*;
 
 /// Starts `hallpass --prompt=answer --log=LOG -- sh -c SCRIPT` in the background.
 fn session(s: &Scratch, log: &Path, script: &str) -> Child {
-    s.hallpass([
-        "--prompt=answer",
-        &format!("--log={}", log.display()),
-        "--",
-        "sh",
-        "-c",
-        script,
-    ])
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap()
+    background(s.session_command("answer", log, script))
 }
 
-/// `hallpass answer --json [EXTRA...]`, parsed.
 fn pending(s: &Scratch, extra: &[&str]) -> Vec<serde_json::Value> {
-    try_pending(s, extra).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn try_pending(s: &Scratch, extra: &[&str]) -> Result<Vec<serde_json::Value>, String> {
-    let out = run(s.hallpass(["answer", "--json"]).args(extra));
-    if !out.status.success() {
-        return Err(stderr(&out));
-    }
-    Ok(serde_json::from_slice::<serde_json::Value>(&out.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone())
-}
-
-/// Waits until `n` questions are pending; returns them.
-fn wait_pending(s: &Scratch, n: usize, extra: &[&str]) -> Vec<serde_json::Value> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        // The session's launcher starts the daemon: it may not answer yet.
-        let p = try_pending(s, extra).unwrap_or_default();
-        if p.len() == n {
-            return p;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} questions pending, not {n}: {p:?}",
-            p.len()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    s.try_pending(extra).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -74,7 +32,7 @@ fn a_pending_write_is_listed_and_answered_by_id() {
                 b.display()
             ),
         );
-        let q = wait_pending(&s, 1, &[]);
+        let q = s.wait_pending(1, &[]);
         assert_eq!(q[0]["path"], a.to_string_lossy().as_ref());
         assert_eq!(q[0]["syscall"], "openat");
         assert_eq!(q[0]["name"], "hp-write");
@@ -92,7 +50,7 @@ fn a_pending_write_is_listed_and_answered_by_id() {
             "{}",
             stderr(&out)
         );
-        let q = wait_pending(&s, 1, &[]);
+        let q = s.wait_pending(1, &[]);
         assert_eq!(q[0]["path"], b.to_string_lossy().as_ref());
         // A scope that does not hold the path is refused.
         let id = q[0]["id"].to_string();
@@ -128,13 +86,13 @@ fn the_interactive_client_answers_two_sessions_in_turn() {
             &s.root.join("1.jsonl"),
             &format!("hp-write touch {}", a.display()),
         );
-        wait_pending(&s, 1, &[]);
+        s.wait_pending(1, &[]);
         let c2 = session(
             &s,
             &s.root.join("2.jsonl"),
             &format!("hp-write touch {}", b.display()),
         );
-        let q = wait_pending(&s, 2, &[]);
+        let q = s.wait_pending(2, &[]);
         assert_ne!(q[0]["session"], q[1]["session"]);
         let t = s.tmux(120, 30);
         t.line("hallpass answer");
@@ -171,7 +129,7 @@ fn a_relayed_socket_answers_like_the_local_one() {
     let log = s.root.join("log.jsonl");
     let f = s.outside.join("f");
     let c = session(&s, &log, &format!("hp-write touch {}", f.display()));
-    wait_pending(&s, 1, &[]);
+    s.wait_pending(1, &[]);
     let relay = s.root.join("relay.sock");
     let api = s.runtime.join("hallpass/api.sock");
     let mut socat = s
@@ -220,7 +178,7 @@ fn a_supervised_process_cannot_answer_or_change_the_rules() {
             out = s.outside.display()
         );
         let c = session(&s, &log, &script);
-        let q = wait_pending(&s, 1, &[]);
+        let q = s.wait_pending(1, &[]);
         // Give the inner attempts time to fail.
         std::thread::sleep(Duration::from_millis(2500));
         let q2 = pending(&s, &[]);
@@ -282,7 +240,7 @@ fn a_rename_shows_both_paths_and_the_answer_is_for_both() {
         &log,
         &format!("mv {} {} && echo moved", from.display(), to.display()),
     );
-    let q = wait_pending(&s, 1, &[]);
+    let q = s.wait_pending(1, &[]);
     let paths: Vec<&str> = std::iter::once(q[0]["path"].as_str().unwrap())
         .chain(
             q[0]["also"]
@@ -313,7 +271,7 @@ fn the_interactive_client_follows_a_daemon_restart() {
         &s.root.join("log.jsonl"),
         &format!("hp-write touch {}", f.display()),
     );
-    let first = wait_pending(&s, 1, &[]);
+    let first = s.wait_pending(1, &[]);
     let t = s.tmux(120, 30);
     t.line("hallpass answer");
     t.wait_for("the question", |x| x.contains("1 question waiting"));
@@ -325,7 +283,7 @@ fn the_interactive_client_follows_a_daemon_restart() {
     // The launcher brings a new daemon, which asks again (a new id); the client shows it.
     let deadline = Instant::now() + Duration::from_secs(30);
     let again = loop {
-        let p = try_pending(&s, &[]).unwrap_or_default();
+        let p = s.try_pending(&[]).unwrap_or_default();
         if p.len() == 1 && p[0]["id"] != first[0]["id"] {
             break p[0]["id"].to_string();
         }

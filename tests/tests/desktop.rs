@@ -161,30 +161,11 @@ impl Drop for Desktop {
 }
 
 fn session(s: &Scratch, d: &Desktop, log: &Path, script: &str) -> Child {
-    d.env(s.hallpass([
-        "--prompt=desktop",
-        &format!("--log={}", log.display()),
-        "--",
-        "sh",
-        "-c",
-        script,
-    ]))
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap()
+    background(d.env(s.session_command("desktop", log, script)))
 }
 
 fn pending(s: &Scratch) -> Vec<serde_json::Value> {
-    let out = run(s.hallpass(["answer", "--json"]));
-    if !out.status.success() {
-        return Vec::new();
-    }
-    serde_json::from_slice::<serde_json::Value>(&out.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
+    s.try_pending(&[]).unwrap_or_default()
 }
 
 #[test]

@@ -243,13 +243,7 @@ fn the_daemon_can_die_mid_session() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let pending = |s: &Scratch| -> Vec<serde_json::Value> {
-            let out = run(s.hallpass(["answer", "--json"]));
-            serde_json::from_slice::<serde_json::Value>(&out.stdout)
-                .ok()
-                .and_then(|v| v.as_array().cloned())
-                .unwrap_or_default()
-        };
+        let pending = |s: &Scratch| s.try_pending(&[]).unwrap_or_default();
         let deadline = Instant::now() + Duration::from_secs(30);
         let first = loop {
             let p = pending(&s);
@@ -298,6 +292,19 @@ fn the_daemon_can_die_mid_session() {
         assert!(forb.iter().all(|l| l.ends_with(" err 13")), "{forb:?}");
         assert_eq!(std::fs::read_dir(&forbidden).unwrap().count(), 0);
         assert!(q.exists());
+        // The daemon the launcher started mid-session stops on SIGTERM like any other (it
+        // must not inherit the signals the launcher blocks for itself).
+        let new_pid = new_pid.trim().to_string();
+        let _ = std::process::Command::new("kill").arg(&new_pid).status();
+        let gone = || {
+            std::fs::read_to_string(format!("/proc/{new_pid}/stat"))
+                .map(|st| st.contains(") Z "))
+                .unwrap_or(true)
+        };
+        assert!(
+            wait_until(Duration::from_secs(10), gone),
+            "the new daemon ignored SIGTERM"
+        );
     }
 }
 
