@@ -63,6 +63,14 @@ pub fn journal() -> io::Result<OwnedFd> {
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn lost(e: io::Error) -> Failure {
+    if matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    ) {
+        return Failure::new(
+            "the daemon did not answer in time while registering the session (is it stopped or stuck? see hallpassd.log in its runtime directory)",
+        );
+    }
     Failure::new(format!(
         "lost the daemon while registering the session: {e}"
     ))

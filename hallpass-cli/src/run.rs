@@ -126,6 +126,12 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
 
     let sock = crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?;
     procs::set_daemon(link::peer_pid(&sock));
+    // A daemon that accepts and then never answers (stopped, wedged) gets a clear error, not
+    // a launcher that hangs.
+    let limit = Some(std::time::Duration::from_secs(30));
+    sock.set_read_timeout(limit)
+        .and_then(|()| sock.set_write_timeout(limit))
+        .map_err(|e| Failure::new(e.to_string()))?;
     let opened = link::open(&sock, &open)?;
 
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
@@ -203,6 +209,9 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             return Err(f);
         }
     };
+    sock.set_read_timeout(None)
+        .and_then(|()| sock.set_write_timeout(None))
+        .map_err(|e| Failure::new(e.to_string()))?;
     let link = link::start(sock, reg, opened.session_id);
     if let Some(f) = launch::release(&child)
         .map_err(|e| Failure::new(format!("cannot start the command: {e}")))?

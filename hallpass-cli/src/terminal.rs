@@ -374,6 +374,7 @@ struct Relay {
 impl Relay {
     fn run(mut self, rx: Receiver<Event>) -> Outcome {
         let mut deadline: Option<Instant> = None;
+        let mut output_done = false;
         loop {
             let ev = match deadline {
                 None => match rx.recv() {
@@ -392,6 +393,7 @@ impl Relay {
                     if deadline.is_some() {
                         break;
                     }
+                    output_done = true;
                 }
                 Event::Asked(q) => self.asked(q),
                 Event::Resolved(id) => self.resolved(id),
@@ -414,6 +416,9 @@ impl Relay {
                 }
                 Event::Exited => {
                     self.exited.store(true, Ordering::Relaxed);
+                    if output_done {
+                        break;
+                    }
                     deadline = Some(Instant::now() + DRAIN);
                 }
             }
