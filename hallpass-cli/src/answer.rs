@@ -260,6 +260,11 @@ async fn interactive(
                         view.list.retain(|(q, _)| q.id != r.question_id);
                         view.sent.retain(|id| *id != r.question_id);
                     }
+                    // Events were lost: the pending list follows.
+                    Some(event::Kind::Reset(_)) => {
+                        view.list.clear();
+                        view.sent.clear();
+                    }
                     None => {}
                 },
                 Ok(None) | Err(_) => {

@@ -106,6 +106,12 @@ async fn follow(
                             let _ = tx.send(());
                         }
                     }
+                    // Events were lost: take everything down; the pending list follows.
+                    Some(event::Kind::Reset(_)) => {
+                        for (_, tx) in open.drain() {
+                            let _ = tx.send(());
+                        }
+                    }
                     _ => {}
                 },
                 _ => break false,

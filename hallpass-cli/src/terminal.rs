@@ -301,6 +301,8 @@ async fn follow_inner(
                     let e = match ev.kind {
                         Some(event::Kind::Asked(q)) => Event::Asked(q),
                         Some(event::Kind::Resolved(r)) => Event::Resolved(r.question_id),
+                        // Events were lost: start over, as after a daemon restart.
+                        Some(event::Kind::Reset(_)) => return Ok(Followed::Lost),
                         None => continue,
                     };
                     tx.send(e).map_err(drop)?;

@@ -86,6 +86,13 @@ impl Hallpass for Api {
                     Err(RecvError::Lagged(_)) => {
                         let (again, newer) = questions.subscribe(session);
                         rx = newer;
+                        // Resolutions were lost too: the client starts over from the list.
+                        let reset = Event {
+                            kind: Some(event::Kind::Reset(hallpass_proto::Reset {})),
+                        };
+                        if tx.send(Ok(reset)).await.is_err() {
+                            return;
+                        }
                         for q in again {
                             let e = Event {
                                 kind: Some(event::Kind::Asked(q)),
@@ -101,7 +108,7 @@ impl Hallpass for Api {
                 let sid = match &e.kind {
                     Some(event::Kind::Asked(q)) => q.session_id,
                     Some(event::Kind::Resolved(r)) => r.session_id,
-                    None => continue,
+                    Some(event::Kind::Reset(_)) | None => continue,
                 };
                 if (session == 0 || sid == session) && tx.send(Ok(e)).await.is_err() {
                     return;
