@@ -382,13 +382,18 @@ fn the_command_cannot_reach_the_daemon_or_the_launcher() {
                 "kill -0 {d} 2>/dev/null && echo signalled-daemon; \
                  kill -0 $PPID 2>/dev/null && echo signalled-launcher; \
                  readlink /proc/$PPID/fd/0 >/dev/null 2>&1 && echo read-launcher-fd; \
-                 kill -0 $$ && echo signalled-self; echo done",
-                d = daemon.trim()
+                 kill -0 $$ && echo signalled-self; \
+                 echo traced-outside $(hp-write attach {me}); \
+                 sleep 5 & echo traced-own $(hp-write attach $!); kill $!; echo done",
+                d = daemon.trim(),
+                me = std::process::id()
             ),
         ]));
+        // Tracing a process outside the session (to make it write) is refused; the command's
+        // own processes stay traceable (debuggers work).
         assert_eq!(
             stdout(&out),
-            "signalled-self\ndone\n",
+            "signalled-self\ntraced-outside err 1\ntraced-own ok\ndone\n",
             "{v:?}: {}",
             stderr(&out)
         );

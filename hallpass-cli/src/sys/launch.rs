@@ -20,6 +20,9 @@ const SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
 // include/uapi/linux/landlock.h
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_ulong = 1 << 0;
 const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
+/// Making block devices: a right no unprivileged user has anyway, handled only so that the
+/// ruleset is valid on kernels without scopes.
+const LANDLOCK_ACCESS_FS_MAKE_BLOCK: u64 = 1 << 11;
 /// The first Landlock ABI with scopes (Linux 6.12).
 const LANDLOCK_ABI_SCOPES: libc::c_long = 6;
 
@@ -57,9 +60,10 @@ pub struct Prepared {
     empty_mask: libc::sigset_t,
     /// The terminal to give the command (a pty follower), or -1 to leave its streams alone.
     tty: RawFd,
-    /// Whether the kernel can keep the command from signalling processes outside the session
-    /// (Landlock signal scoping, ABI 6): the daemon and the launcher among them.
-    scope_signals: bool,
+    /// The kernel's Landlock ABI (0: none). Any domain keeps the command from tracing or
+    /// reading the memory of processes outside the session (5.13); ABI 6 (6.12) also keeps it
+    /// from signalling them, the daemon and the launcher among them.
+    landlock: libc::c_long,
 }
 
 fn cstring(s: OsString) -> io::Result<CString> {
@@ -129,7 +133,7 @@ impl Prepared {
             wait_killable,
             empty_mask,
             tty: -1,
-            scope_signals: landlock_abi() >= LANDLOCK_ABI_SCOPES,
+            landlock: landlock_abi(),
         })
     }
 
@@ -232,14 +236,19 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         fail(STAGE_NO_NEW_PRIVS);
     }
-    if p.scope_signals {
-        // A backstop the kernel enforces: no signal from the session reaches a process
-        // outside it (killing the daemon or the launcher to slip through a restart). Best
-        // effort: lite mode does not depend on it.
+    if p.landlock > 0 {
+        // A backstop the kernel enforces, best effort (lite mode does not depend on it): no
+        // ptrace or process_vm_writev into a process outside the session (making it write for
+        // the command), and with scopes no signal to one (killing the daemon or the launcher).
+        // Older kernels read only the fields they know, and accept the zeroed rest.
         let attr = LandlockRulesetAttr {
-            handled_access_fs: 0,
+            handled_access_fs: LANDLOCK_ACCESS_FS_MAKE_BLOCK,
             handled_access_net: 0,
-            scoped: LANDLOCK_SCOPE_SIGNAL,
+            scoped: if p.landlock >= LANDLOCK_ABI_SCOPES {
+                LANDLOCK_SCOPE_SIGNAL
+            } else {
+                0
+            },
         };
         let ruleset = libc::syscall(
             libc::SYS_landlock_create_ruleset,

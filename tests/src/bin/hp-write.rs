@@ -11,6 +11,8 @@
 //!   the writer SIGURG (with a handler, no SA_RESTART), retrying on EINTR as a Go program
 //!   would; prints `ok K err E eintr X`.
 //! - `hp-write touch PATH`: one openat(O_WRONLY|O_CREAT); prints `ok` or `err ERRNO`.
+//! - `hp-write attach PID`: ptrace(PTRACE_SEIZE) on PID (the tracer's exit detaches it);
+//!   prints `ok` or `err ERRNO`.
 //! - `hp-write every DIR N MS`: creates DIR/e<i> N times, one every MS milliseconds, printing
 //!   `e<i> ok` or `e<i> err ERRNO` for each (flushed at once): a process that outlives its
 //!   session.
@@ -608,6 +610,11 @@ fn main() {
             }
         }
         "signals" => signals(Path::new(&arg(2)), arg(3).parse().unwrap()),
+        "attach" => {
+            let pid: libc::pid_t = arg(2).parse().unwrap();
+            let r = sys!(libc::SYS_ptrace, libc::PTRACE_SEIZE, pid, 0, 0);
+            println!("{}", if r >= 0 { "ok".to_string() } else { errname(r) });
+        }
         "every" => {
             use std::io::Write;
             let d = PathBuf::from(arg(2));
