@@ -399,3 +399,32 @@ fn the_command_cannot_reach_the_daemon_or_the_launcher() {
         );
     }
 }
+
+#[test]
+fn on_kernels_without_landlock_scopes_renames_still_work_and_tracing_out_is_refused() {
+    let s = Scratch::new("landlock-abi2", variants()[0]);
+    std::fs::create_dir_all(s.project.join("a")).unwrap();
+    std::fs::create_dir_all(s.project.join("b")).unwrap();
+    std::fs::write(s.project.join("a/f"), "x").unwrap();
+    // The older kernels' domain handles the REFER right (allowed everywhere), so a rename or
+    // link into another directory works as without hallpass.
+    let out = run(s
+        .hallpass([
+            "--prompt=deny",
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                "mv a/f b/f && ln b/f a/g && echo moved; echo traced-outside $(hp-write attach {})",
+                std::process::id()
+            ),
+        ])
+        .env("HALLPASS_LANDLOCK_ABI", "2"));
+    assert_eq!(
+        stdout(&out),
+        "moved\ntraced-outside err 1\n",
+        "{}",
+        stderr(&out)
+    );
+    assert!(s.project.join("b/f").exists() && s.project.join("a/g").exists());
+}

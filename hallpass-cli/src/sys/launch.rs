@@ -20,11 +20,22 @@ const SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
 // include/uapi/linux/landlock.h
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_ulong = 1 << 0;
 const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
-/// Making block devices: a right no unprivileged user has anyway, handled only so that the
-/// ruleset is valid on kernels without scopes.
-const LANDLOCK_ACCESS_FS_MAKE_BLOCK: u64 = 1 << 11;
+/// Linking or renaming into another directory. A ruleset that handles any file system right
+/// denies it unless allowed (since ABI 2), so where one must be handled (no scopes) it is this
+/// one, allowed everywhere.
+const LANDLOCK_ACCESS_FS_REFER: u64 = 1 << 13;
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_long = 1;
+/// The first Landlock ABI with the REFER right (Linux 5.19).
+const LANDLOCK_ABI_REFER: libc::c_long = 2;
 /// The first Landlock ABI with scopes (Linux 6.12).
 const LANDLOCK_ABI_SCOPES: libc::c_long = 6;
+
+/// `struct landlock_path_beneath_attr` (packed).
+#[repr(C, packed)]
+struct LandlockPathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
 
 /// `struct landlock_ruleset_attr` as of ABI 6.
 #[repr(C)]
@@ -60,9 +71,9 @@ pub struct Prepared {
     empty_mask: libc::sigset_t,
     /// The terminal to give the command (a pty follower), or -1 to leave its streams alone.
     tty: RawFd,
-    /// The kernel's Landlock ABI (0: none). Any domain keeps the command from tracing or
-    /// reading the memory of processes outside the session (5.13); ABI 6 (6.12) also keeps it
-    /// from signalling them, the daemon and the launcher among them.
+    /// The kernel's Landlock ABI (0: none). A domain keeps the command from tracing
+    /// processes outside the session (ABI 2, 5.19); ABI 6 (6.12) also keeps it from
+    /// signalling them, the daemon and the launcher among them.
     landlock: libc::c_long,
 }
 
@@ -133,7 +144,15 @@ impl Prepared {
             wait_killable,
             empty_mask,
             tty: -1,
-            landlock: landlock_abi(),
+            // HALLPASS_LANDLOCK_ABI=N uses at most ABI N: the tests cover older kernels' path
+            // with it.
+            landlock: match std::env::var("HALLPASS_LANDLOCK_ABI")
+                .ok()
+                .and_then(|v| v.parse::<libc::c_long>().ok())
+            {
+                Some(n) => landlock_abi().min(n),
+                None => landlock_abi(),
+            },
         })
     }
 
@@ -236,20 +255,20 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         fail(STAGE_NO_NEW_PRIVS);
     }
-    if p.landlock > 0 {
-        // A backstop the kernel enforces, best effort (lite mode does not depend on it): no
-        // ptrace or process_vm_writev into a process outside the session (making it write for
-        // the command), and with scopes no signal to one (killing the daemon or the launcher).
-        // Older kernels read only the fields they know, and accept the zeroed rest.
+    if p.landlock >= LANDLOCK_ABI_REFER {
+        // A backstop the kernel enforces, best effort (lite mode does not depend on it): in a
+        // Landlock domain the command cannot ptrace or process_vm_writev a process outside
+        // the session (making it write for the command); with scopes it cannot signal one
+        // either (killing the daemon or the launcher). The domain restricts nothing else:
+        // with scopes it handles no file system right; without, it handles only REFER and
+        // allows it beneath `/`.
+        let scoped = p.landlock >= LANDLOCK_ABI_SCOPES;
         let attr = LandlockRulesetAttr {
-            handled_access_fs: LANDLOCK_ACCESS_FS_MAKE_BLOCK,
+            handled_access_fs: if scoped { 0 } else { LANDLOCK_ACCESS_FS_REFER },
             handled_access_net: 0,
-            scoped: if p.landlock >= LANDLOCK_ABI_SCOPES {
-                LANDLOCK_SCOPE_SIGNAL
-            } else {
-                0
-            },
+            scoped: if scoped { LANDLOCK_SCOPE_SIGNAL } else { 0 },
         };
+        // Older kernels read only the fields they know, and accept the zeroed rest.
         let ruleset = libc::syscall(
             libc::SYS_landlock_create_ruleset,
             &attr as *const LandlockRulesetAttr,
@@ -257,7 +276,29 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
             0,
         );
         if ruleset >= 0 {
-            libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0);
+            let mut ready = true;
+            if !scoped {
+                let root = libc::open(c"/".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+                let rule = LandlockPathBeneathAttr {
+                    allowed_access: LANDLOCK_ACCESS_FS_REFER,
+                    parent_fd: root,
+                };
+                ready = root >= 0
+                    && libc::syscall(
+                        libc::SYS_landlock_add_rule,
+                        ruleset,
+                        LANDLOCK_RULE_PATH_BENEATH,
+                        &rule as *const LandlockPathBeneathAttr,
+                        0,
+                    ) == 0;
+                if root >= 0 {
+                    libc::close(root);
+                }
+            }
+            // Without its rule, the domain would deny every cross-directory rename: none.
+            if ready {
+                libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0);
+            }
             libc::close(ruleset as libc::c_int);
         }
     }
