@@ -54,13 +54,17 @@ const RESOLVE_IN_ROOT: u64 = 0x10;
 pub struct Decoder {
     lookup: Lookup,
     arch: u32,
+    /// The session's command, for [`Target::session`].
+    session: i32,
 }
 
 impl Decoder {
-    pub fn new(arch: crate::syscalls::Arch) -> Decoder {
+    /// A decoder for a session whose command is `session` (its first pid; 0 if unknown).
+    pub fn new(arch: crate::syscalls::Arch, session: i32) -> Decoder {
         Decoder {
             lookup: Lookup::new(arch),
             arch: arch.audit(),
+            session,
         }
     }
 
@@ -80,6 +84,7 @@ impl Decoder {
         let t = Target {
             tid: n.pid as i32,
             tgid: 0,
+            session: self.session,
         };
         let args = &n.data.args;
         let err = |source: io::Error| DecodeError::Read {

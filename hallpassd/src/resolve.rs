@@ -36,6 +36,9 @@ pub struct Target {
     /// Its thread group (process) id, the value of `/proc/self` for it; 0 until needed, then
     /// looked up in `/proc/TID/status`.
     pub tgid: i32,
+    /// The session's command (its first process), whose descendants' descriptors the target
+    /// may reopen through `/proc/PID/fd` (a subshell's `/proc/$$/fd/N`); 0 for none.
+    pub session: i32,
 }
 
 impl Target {
@@ -161,7 +164,11 @@ pub fn resolve_with(
                         let dir = format!("/proc/{id}/");
                         cur.starts_with(dir.as_bytes())
                     };
-                    if !(own(t.tgid()) || own(t.tid)) {
+                    let in_session = || {
+                        proc_pid(Path::new(OsStr::from_bytes(&cur)))
+                            .is_some_and(|pid| descends_from(pid, t.session))
+                    };
+                    if !(own(t.tgid()) || own(t.tid) || in_session()) {
                         return Err(io::Error::from_raw_os_error(libc::EACCES));
                     }
                     return if last {
@@ -233,6 +240,7 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<PathBuf> {
     let me = Target {
         tid: std::process::id() as i32,
         tgid: std::process::id() as i32,
+        session: 0,
     };
     let abs = if path.is_absolute() {
         path.to_path_buf()
@@ -246,6 +254,24 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<PathBuf> {
             Path::new(&n).display()
         ))),
     }
+}
+
+/// Whether process `pid` is `top` or one of its descendants (`top` 0: never).
+fn descends_from(pid: i32, top: i32) -> bool {
+    if top <= 0 {
+        return false;
+    }
+    let mut p = pid;
+    for _ in 0..4096 {
+        if p == top {
+            return true;
+        }
+        match crate::peer::parent_of(p) {
+            Some(pp) if pp > 1 => p = pp,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The pid a path under `/proc/PID/` belongs to, if any.
@@ -267,7 +293,11 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    const T: Target = Target { tid: 11, tgid: 10 };
+    const T: Target = Target {
+        tid: 11,
+        tgid: 10,
+        session: 0,
+    };
 
     /// A tiny file system of symlinks; everything under /e exists, the rest does not.
     fn fs<'a>(
@@ -398,6 +428,7 @@ mod tests {
         let me = Target {
             tid: std::process::id() as i32,
             tgid: std::process::id() as i32,
+            session: 0,
         };
         let got = resolve(me, &dir, b"link/new/file", true).unwrap();
         assert_eq!(got, Resolved::Path(dir.join("real/new/file")));

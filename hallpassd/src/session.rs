@@ -500,7 +500,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
     let mut s = Supervisor {
         shared: shared.clone(),
         questions: questions.clone(),
-        decoder: Decoder::new(Arch::native()),
+        decoder: Decoder::new(Arch::native(), info.pid.load(Ordering::Relaxed)),
         mem: Memory::new(lend),
         lender: ControlLender(control),
     };

@@ -252,3 +252,17 @@ fn the_daemon_s_own_rules_are_protected_whatever_home_the_command_has() {
     assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
     assert!(!rules_dir.join("rules").exists());
 }
+
+#[test]
+fn session_processes_reopen_each_other_s_pipes_but_not_the_launcher_s() {
+    let s = Scratch::new("procfd", me());
+    // A background subshell writes through its parent's /proc/$$/fd/1 (a pipe to us); the
+    // launcher's descriptors ($PPID of the command) stay out of reach.
+    let out = sh(
+        &s,
+        &["--prompt=deny"],
+        "(echo viaparent > /proc/$$/fd/1) & wait; \
+         echo x > /proc/$PPID/fd/1 2>/dev/null && echo reached-launcher; echo done",
+    );
+    assert_eq!(stdout(&out), "viaparent\ndone\n", "{}", stderr(&out));
+}
