@@ -26,6 +26,37 @@ struct Args {
     idle_exit: u64,
 }
 
+/// The API server drops a connection that speaks garbage (not HTTP/2, a truncated frame) and
+/// reports it only as a tracing event: into our log with it, one line each.
+fn log_dropped_connections() {
+    use tracing_subscriber::prelude::*;
+    let only = tracing_subscriber::filter::filter_fn(|m| {
+        m.target().starts_with("tonic::transport::server") && *m.level() <= tracing::Level::DEBUG
+    });
+    let _ = tracing_subscriber::registry()
+        .with(DroppedConnections.with_filter(only))
+        .try_init();
+}
+
+/// Writes the API server's reports of connections it dropped to stderr (the daemon's log).
+struct DroppedConnections;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for DroppedConnections {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Message(String);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                if f.name() == "message" {
+                    self.0 = format!("{v:?}");
+                }
+            }
+        }
+        let mut m = Message(String::new());
+        event.record(&mut m);
+        eprintln!("hallpassd: api: {}", m.0);
+    }
+}
+
 /// Takes the daemon's lock in `dir`, held until the process exits.
 fn lock(dir: &Path) -> anyhow::Result<nix::fcntl::Flock<std::fs::File>> {
     let path = dir.join("hallpassd.lock");
@@ -114,6 +145,7 @@ fn main() {
     // A signal mask survives exec: a daemon started by a launcher that blocks signals for
     // itself would otherwise never see SIGTERM.
     let _ = nix::sys::signal::SigSet::empty().thread_set_mask();
+    log_dropped_connections();
     // The daemon holds every session's listener: no process of the same user (a supervised
     // one included) may open its descriptors or memory through /proc or ptrace.
     if let Err(e) = nix::sys::prctl::set_dumpable(false) {

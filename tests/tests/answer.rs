@@ -226,6 +226,19 @@ fn garbage_on_the_api_socket_leaves_the_daemon_up() {
     // Still serving.
     let st = s.status();
     assert!(st["pid"].as_i64().unwrap() > 0);
+    // And said so in its log, a line per dropped connection.
+    let log = s.runtime.join("hallpass/hallpassd.log");
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .matches("hallpassd: api: failed serving connection")
+                .count()
+                >= 3
+        }),
+        "{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
 }
 
 #[test]
