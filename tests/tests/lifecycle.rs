@@ -384,16 +384,23 @@ fn the_command_cannot_reach_the_daemon_or_the_launcher() {
                  readlink /proc/$PPID/fd/0 >/dev/null 2>&1 && echo read-launcher-fd; \
                  kill -0 $$ && echo signalled-self; \
                  echo traced-outside $(hp-write attach {me}); \
-                 sleep 5 & echo traced-own $(hp-write attach $!); kill $!; echo done",
+                 echo launcher-fd $(hp-write getfd $PPID 0); \
+                 echo daemon-fd $(hp-write getfd {d} 0); \
+                 echo wrote-outside $(hp-write vmwrite {me}); \
+                 sleep 5 & echo traced-own $(hp-write attach $!); \
+                 echo own-fd $(hp-write getfd $! 0); echo wrote-own $(hp-write vmwrite $!); \
+                 kill $!; echo done",
                 d = daemon.trim(),
                 me = std::process::id()
             ),
         ]));
-        // Tracing a process outside the session (to make it write) is refused; the command's
-        // own processes stay traceable (debuggers work).
+        // Tracing, taking a descriptor from (the launcher's listener, the daemon's) or writing
+        // the memory of a process outside the session is refused; the command's own processes
+        // stay reachable (debuggers work). EFAULT: the write was allowed, the address is bad.
         assert_eq!(
             stdout(&out),
-            "signalled-self\ntraced-outside err 1\ntraced-own ok\ndone\n",
+            "signalled-self\ntraced-outside err 1\nlauncher-fd err 1\ndaemon-fd err 1\n\
+             wrote-outside err 1\ntraced-own ok\nown-fd ok\nwrote-own err 14\ndone\n",
             "{v:?}: {}",
             stderr(&out)
         );

@@ -13,6 +13,9 @@
 //! - `hp-write touch PATH`: one openat(O_WRONLY|O_CREAT); prints `ok` or `err ERRNO`.
 //! - `hp-write attach PID`: ptrace(PTRACE_SEIZE) on PID (the tracer's exit detaches it);
 //!   prints `ok` or `err ERRNO`.
+//! - `hp-write getfd PID FD`: pidfd_getfd of PID's descriptor FD; prints `ok` or `err ERRNO`.
+//! - `hp-write vmwrite PID`: process_vm_writev of one byte to address 0x1000 in PID: `err 14`
+//!   (EFAULT) means the access itself was allowed, `err 1` (EPERM) that it was refused.
 //! - `hp-write every DIR N MS`: creates DIR/e<i> N times, one every MS milliseconds, printing
 //!   `e<i> ok` or `e<i> err ERRNO` for each (flushed at once): a process that outlives its
 //!   session.
@@ -613,6 +616,39 @@ fn main() {
         "attach" => {
             let pid: libc::pid_t = arg(2).parse().unwrap();
             let r = sys!(libc::SYS_ptrace, libc::PTRACE_SEIZE, pid, 0, 0);
+            println!("{}", if r >= 0 { "ok".to_string() } else { errname(r) });
+        }
+        "getfd" => {
+            let pid: libc::pid_t = arg(2).parse().unwrap();
+            let fd: libc::c_int = arg(3).parse().unwrap();
+            let pidfd = sys!(libc::SYS_pidfd_open, pid, 0);
+            let r = if pidfd < 0 {
+                pidfd
+            } else {
+                close_if_fd(sys!(libc::SYS_pidfd_getfd, pidfd, fd, 0))
+            };
+            println!("{}", if r >= 0 { "ok".to_string() } else { errname(r) });
+        }
+        "vmwrite" => {
+            let pid: libc::pid_t = arg(2).parse().unwrap();
+            let byte = [0u8; 1];
+            let local = libc::iovec {
+                iov_base: byte.as_ptr() as *mut libc::c_void,
+                iov_len: 1,
+            };
+            let remote = libc::iovec {
+                iov_base: 0x1000 as *mut libc::c_void,
+                iov_len: 1,
+            };
+            let r = sys!(
+                libc::SYS_process_vm_writev,
+                pid,
+                &local as *const libc::iovec,
+                1,
+                &remote as *const libc::iovec,
+                1,
+                0
+            );
             println!("{}", if r >= 0 { "ok".to_string() } else { errname(r) });
         }
         "every" => {
