@@ -273,6 +273,35 @@ impl Scratch {
         }
     }
 
+    /// The pid of the scratch's daemon, from its pid file.
+    pub fn daemon_pid(&self) -> String {
+        std::fs::read_to_string(self.runtime.join("hallpass/hallpassd.pid"))
+            .expect("no daemon pid file")
+            .trim()
+            .to_string()
+    }
+
+    /// Kills the scratch's daemon with SIGKILL (a crash); returns its pid.
+    pub fn kill_daemon(&self) -> String {
+        let pid = self.daemon_pid();
+        let _ = Command::new("kill").arg("-9").arg(&pid).status();
+        pid
+    }
+
+    /// Waits (30 s at most) for the one pending question to be `first` asked again, by a new
+    /// daemon (another id); returns it.
+    pub fn wait_asked_again(&self, first: &serde_json::Value) -> serde_json::Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let p = self.try_pending(&[]).unwrap_or_default();
+            if p.len() == 1 && p[0]["id"] != first["id"] {
+                return p[0].clone();
+            }
+            assert!(Instant::now() < deadline, "not asked again: {p:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// `hallpass status --json`, parsed.
     pub fn status(&self) -> serde_json::Value {
         let out = run(self.hallpass(["status", "--json"]));

@@ -288,21 +288,9 @@ fn the_interactive_client_follows_a_daemon_restart() {
     let t = s.tmux(120, 30);
     t.line("hallpass answer");
     t.wait_for("the question", |x| x.contains("1 question waiting"));
-    let pid = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.pid")).unwrap();
-    let _ = std::process::Command::new("kill")
-        .arg("-9")
-        .arg(pid.trim())
-        .status();
+    s.kill_daemon();
     // The launcher brings a new daemon, which asks again (a new id); the client shows it.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let again = loop {
-        let p = s.try_pending(&[]).unwrap_or_default();
-        if p.len() == 1 && p[0]["id"] != first[0]["id"] {
-            break p[0]["id"].to_string();
-        }
-        assert!(Instant::now() < deadline, "not asked again: {p:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let again = s.wait_asked_again(&first[0])["id"].to_string();
     t.wait_for("the question, asked again", |x| {
         x.contains(&format!("[{again}]")) && x.contains("1 question waiting")
     });

@@ -256,26 +256,11 @@ fn the_daemon_can_die_mid_session() {
         assert_eq!(first["path"], q.to_string_lossy().as_ref());
         // Mid-stream: some allowed writes done, more to come.
         lines_of(&s.project.join("every.out"), 5);
-        let pid = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.pid")).unwrap();
-        let _ = std::process::Command::new("kill")
-            .arg("-9")
-            .arg(pid.trim())
-            .status();
+        let pid = s.kill_daemon();
         // The launcher starts a new daemon, which asks the question again.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let again = loop {
-            let p = pending(&s);
-            if p.len() == 1 && p[0]["id"] != first["id"] {
-                break p[0].clone();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the question was not asked again: {p:?}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let again = s.wait_asked_again(&first);
         assert_eq!(again["path"], q.to_string_lossy().as_ref());
-        let new_pid = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.pid")).unwrap();
+        let new_pid = s.daemon_pid();
         assert_ne!(new_pid, pid);
         let out = run(s.hallpass(["answer", "--id", &again["id"].to_string(), "once"]));
         assert!(out.status.success(), "{}", stderr(&out));
@@ -294,7 +279,6 @@ fn the_daemon_can_die_mid_session() {
         assert!(q.exists());
         // The daemon the launcher started mid-session stops on SIGTERM like any other (it
         // must not inherit the signals the launcher blocks for itself).
-        let new_pid = new_pid.trim().to_string();
         let _ = std::process::Command::new("kill").arg(&new_pid).status();
         let gone = || {
             std::fs::read_to_string(format!("/proc/{new_pid}/stat"))
@@ -370,7 +354,7 @@ fn the_command_cannot_reach_the_daemon_or_the_launcher() {
         assert!(run(s.hallpass(["--prompt=deny", "--", "true"]))
             .status
             .success());
-        let daemon = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.pid")).unwrap();
+        let daemon = s.daemon_pid();
         // Signals out of the session (Landlock scoping), the launcher's descriptors (it is not
         // dumpable; and Landlock keeps ptrace-class access inside the session).
         let out = run(s.hallpass([
@@ -390,7 +374,7 @@ fn the_command_cannot_reach_the_daemon_or_the_launcher() {
                  sleep 5 & echo traced-own $(hp-write attach $!); \
                  echo own-fd $(hp-write getfd $! 0); echo wrote-own $(hp-write vmwrite $!); \
                  kill $!; echo done",
-                d = daemon.trim(),
+                d = daemon,
                 me = std::process::id()
             ),
         ]));

@@ -234,11 +234,7 @@ fn lasting_answers_survive_a_daemon_restart() {
         log_of(&s)
     );
     // A new daemon, a session with nobody to ask: the rules still decide.
-    let pid = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.pid")).unwrap();
-    let _ = std::process::Command::new("kill")
-        .arg("-9")
-        .arg(pid.trim())
-        .status();
+    s.kill_daemon();
     let log = s.root.join("log2.jsonl");
     let out = run(s.hallpass([
         "--prompt=deny",
