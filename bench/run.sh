@@ -14,6 +14,7 @@
 #                        (Linux 6.6; hallpassd sets it too); 0 to skip it
 #   BENCH_FLOOR_READ=1   also run floor-read: floor-sync plus the reads lite mode cannot skip
 #                        (the path argument and the target's cwd); 0 to skip it
+#   BENCH_STRICT=1       also run strict: hallpass --mode=strict --prompt=deny; 0 to skip it
 #   BENCH_NO_BUILD=1     skip `cargo build --release` (use what target/release holds)
 #   BENCH_KEEP=1         keep the scratch directory (raw times in times.tsv)
 #
@@ -24,7 +25,8 @@
 #   untar: tar xf files.tar -C OUT       OUT fresh and empty, inside the project
 #   walk:  find TREE -type f -exec cat {} + >/dev/null     read-only: the BPF filter decides
 # each under the variants native (bare), floor (tests/src/bin/hp-floor.rs: the same BPF filter,
-# every notification answered CONTINUE at once), hallpass (hallpass --prompt=deny) and
+# every notification answered CONTINUE at once), hallpass (hallpass --prompt=deny), strict
+# (hallpass --mode=strict --prompt=deny: the daemon performs each write itself) and
 # floor-sync (the floor with SYNC_WAKE_UP, as hallpassd sets it).
 # Variants alternate within each round; OUT is deleted between runs, untimed. It prints medians,
 # ratios and the added-cost ratio (hallpass - native) / (floor - native), also against
@@ -65,6 +67,7 @@ measure() {
     cd "$work/project"
 
     local variants=(native floor hallpass)
+    [[ ${BENCH_STRICT:-1} == 1 ]] && variants+=(strict)
     [[ ${BENCH_FLOOR_SYNC:-1} == 1 ]] && variants+=(floor-sync)
     [[ ${BENCH_FLOOR_SYNC:-1} == 1 && ${BENCH_FLOOR_READ:-1} == 1 ]] && variants+=(floor-read)
     local times=$work/times.tsv
@@ -79,6 +82,7 @@ measure() {
             floor-sync) wrap=("$bin/hp-floor" --) sync=1 ;;
             floor-read) wrap=("$bin/hp-floor" --) sync=1 read=1 ;;
             hallpass) wrap=("$bin/hallpass" --prompt=deny --) ;;
+            strict) wrap=("$bin/hallpass" --mode=strict --prompt=deny --) ;;
         esac
         case $w in
             untar)
@@ -180,10 +184,16 @@ report() {
             }
         }
         print "       (bar: <= 1.25 against the cheaper floor; hallpassd sets SYNC_WAKE_UP when it can)"
+        if (("untar" SUBSEP "strict") in m) {
+            st = m["untar" SUBSEP "strict"]
+            printf "untar: strict/native %.2f, strict/hallpass %.2f, added cost per file: strict %.1f us\n", st / n, st / h, (st - n) / nfiles * 1e6
+        }
         printf "walk:  hallpass/native %.2f\n", m["walk" SUBSEP "hallpass"] / m["walk" SUBSEP "native"]
+        if (("walk" SUBSEP "strict") in m)
+            printf "walk:  strict/native %.2f\n", m["walk" SUBSEP "strict"] / m["walk" SUBSEP "native"]
     }' "$times"
     echo
-    echo "reproduce: BENCH_ROUNDS=$ROUNDS${BENCH_USER:+ BENCH_USER=$BENCH_USER}${BENCH_FLOOR_SYNC:+ BENCH_FLOOR_SYNC=$BENCH_FLOOR_SYNC} bench/run.sh"
+    echo "reproduce: BENCH_ROUNDS=$ROUNDS${BENCH_USER:+ BENCH_USER=$BENCH_USER}${BENCH_FLOOR_SYNC:+ BENCH_FLOOR_SYNC=$BENCH_FLOOR_SYNC}${BENCH_STRICT:+ BENCH_STRICT=$BENCH_STRICT} bench/run.sh"
 }
 
 if [[ ${BENCH_PHASE:-} == measure ]]; then

@@ -25,7 +25,6 @@ use crate::{desktop, link, procs, terminal};
 
 /// Runs the command; returns its exit status.
 pub fn run(args: RunArgs) -> Result<i32, Failure> {
-    not_yet(&args)?;
     let ask = args.prompt == PromptArg::Ask;
     // Asking needs a person at a terminal: ours, to draw the bar on and read the keys from.
     let (pty, size) = if ask {
@@ -264,16 +263,6 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     }
     link.close();
     Ok(code)
-}
-
-/// Flags parsed but not built yet: a clear error, never a silent fallback.
-fn not_yet(args: &RunArgs) -> Result<(), Failure> {
-    if args.mode == ModeArg::Strict {
-        return Err(Failure::new(
-            "--mode=strict is not available yet; only --mode=lite works in this version",
-        ));
-    }
-    Ok(())
 }
 
 fn child_failure(f: &ChildFailed, cmd: &OsStr) -> Failure {

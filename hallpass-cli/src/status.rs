@@ -1,6 +1,6 @@
 //! `hallpass status`: the daemon's sessions and their counters, over the gRPC API.
 
-use hallpass_proto::StatusRequest;
+use hallpass_proto::{EnforceMode, StatusRequest};
 
 use crate::api::{client, runtime, say};
 use crate::Failure;
@@ -22,6 +22,7 @@ pub fn status(json: bool) -> Result<i32, Failure> {
                         "session": x.session_id, "argv": x.argv, "cwd": x.cwd, "launcher_pid": x.launcher_pid,
                         "pid": x.pid, "live": x.live, "notifications": x.notifications, "allowed": x.allowed,
                         "denied": x.denied, "passed": x.passed, "questions": x.questions, "age_secs": x.age_secs,
+                        "mode": mode_name(x.mode),
                     })
                 })
                 .collect();
@@ -29,13 +30,14 @@ pub fn status(json: bool) -> Result<i32, Failure> {
         } else {
             println!("hallpassd {} (pid {}), {} sessions", s.version, s.pid, s.sessions.len());
             if !s.sessions.is_empty() {
-                println!("{:>4}  {:<5}  {:>7}  {:>8}  {:>8}  {:>7}  {:>5}  COMMAND", "ID", "STATE", "PID", "NOTIFS", "ALLOWED", "DENIED", "ASKED");
+                println!("{:>4}  {:<5}  {:<6}  {:>7}  {:>8}  {:>8}  {:>7}  {:>5}  COMMAND", "ID", "STATE", "MODE", "PID", "NOTIFS", "ALLOWED", "DENIED", "ASKED");
             }
             for x in &s.sessions {
                 println!(
-                    "{:>4}  {:<5}  {:>7}  {:>8}  {:>8}  {:>7}  {:>5}  {}",
+                    "{:>4}  {:<5}  {:<6}  {:>7}  {:>8}  {:>8}  {:>7}  {:>5}  {}",
                     x.session_id,
                     if x.live { "live" } else { "ended" },
+                    mode_name(x.mode),
                     x.pid,
                     x.notifications,
                     x.allowed,
@@ -47,4 +49,11 @@ pub fn status(json: bool) -> Result<i32, Failure> {
         }
         Ok(0)
     })
+}
+
+fn mode_name(mode: i32) -> &'static str {
+    match EnforceMode::try_from(mode) {
+        Ok(EnforceMode::Strict) => "strict",
+        _ => "lite",
+    }
 }

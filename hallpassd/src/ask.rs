@@ -13,7 +13,8 @@ use tokio::sync::broadcast;
 
 use crate::policy::{is_within, Decision, Reason};
 use crate::rules::{self, Action};
-use crate::session::Shared;
+use crate::session::{perform_later, Shared};
+use crate::strict::emulate::Action as Write;
 use crate::sys::seccomp::{self, Notif, Reply};
 
 /// Events kept for slow subscribers; one that falls further behind re-reads the pending list.
@@ -27,19 +28,28 @@ struct Pending {
     all: Vec<PathBuf>,
     session: Arc<Shared>,
     tid: i32,
-    /// The notifications waiting on it, each with its journal slot: one, or more when the
-    /// same thread asked again for the same write (a syscall restarted after a signal, on
-    /// kernels without `WAIT_KILLABLE_RECV`).
-    notifs: Vec<(u64, Option<usize>)>,
+    /// The notifications waiting on it: one, or more when the same thread asked again for
+    /// the same write (a syscall restarted after a signal, on kernels without
+    /// `WAIT_KILLABLE_RECV`).
+    notifs: Vec<Waiting>,
+}
+
+/// A notification waiting for an answer.
+struct Waiting {
+    id: u64,
+    /// Its slot in the session journal.
+    slot: Option<usize>,
+    /// Strict mode: the write prepared on held descriptors, performed if allowed.
+    action: Option<Write>,
 }
 
 impl Pending {
     /// Frees the journal slots: the question is settled.
     fn release(&self) {
         if let Some(j) = self.session.journal() {
-            for (id, slot) in &self.notifs {
-                if let Some(s) = slot {
-                    j.release(*s, *id);
+            for w in &self.notifs {
+                if let Some(s) = w.slot {
+                    j.release(s, w.id);
                 }
             }
         }
@@ -110,13 +120,18 @@ impl Questions {
         n: &Notif,
         mut question: Question,
         all: Vec<PathBuf>,
+        action: Option<Write>,
     ) -> Result<(), JournalFull> {
         let tid = n.pid as i32;
         let slot = match session.journal() {
             Some(j) => Some(j.hold(n).ok_or(JournalFull)?),
             None => None,
         };
-        let notif = (n.id, slot);
+        let notif = Waiting {
+            id: n.id,
+            slot,
+            action,
+        };
         let mut pending = self.pending.lock().unwrap();
         if let Some(p) = pending.values_mut().find(|p| {
             p.tid == tid
@@ -271,7 +286,7 @@ impl Questions {
     }
 
     /// Answers every notification of `p`, logs it and tells the subscribers.
-    fn resolve(&self, p: Pending, decision: Decision, reason: Reason, answer: Answer) {
+    fn resolve(&self, mut p: Pending, decision: Decision, reason: Reason, answer: Answer) {
         let reply = match decision {
             Decision::Allow => Reply::Continue,
             _ => Reply::Fail(libc::EACCES),
@@ -287,10 +302,22 @@ impl Questions {
             decision,
             reason,
         );
-        for (n, _) in &p.notifs {
-            let _ = seccomp::send(s.listener(), *n, reply);
-        }
         p.release();
+        for w in std::mem::take(&mut p.notifs) {
+            match (w.action, reply) {
+                // Strict mode: allowed means performed, on the descriptors held since the
+                // question was asked. Only for a notification still waiting: nothing is
+                // written for a process that went away.
+                (Some(action), Reply::Continue) => {
+                    if seccomp::id_valid(s.listener(), w.id) {
+                        perform_later(s.clone(), w.id, p.tid, action);
+                    }
+                }
+                _ => {
+                    let _ = seccomp::send(s.listener(), w.id, reply);
+                }
+            }
+        }
         let _ = self.events.send(Event {
             kind: Some(event::Kind::Resolved(Resolved {
                 question_id: p.question.id,
@@ -313,7 +340,7 @@ impl Questions {
                         || !p
                             .notifs
                             .iter()
-                            .any(|(n, _)| seccomp::id_valid(p.session.listener(), *n))
+                            .any(|w| seccomp::id_valid(p.session.listener(), w.id))
                 })
                 .map(|p| p.question.id)
                 .collect();
@@ -322,8 +349,8 @@ impl Questions {
         for p in gone {
             // Answered, not just dropped: the launcher may still hold the listener (the
             // session ended on the daemon's side), and nothing may wait forever.
-            for (n, _) in &p.notifs {
-                let _ = seccomp::send(p.session.listener(), *n, Reply::Fail(libc::EACCES));
+            for w in &p.notifs {
+                let _ = seccomp::send(p.session.listener(), w.id, Reply::Fail(libc::EACCES));
             }
             p.release();
             p.session.record(

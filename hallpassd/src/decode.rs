@@ -68,6 +68,14 @@ impl Decoder {
         }
     }
 
+    /// The syscall of `n`, if it is one of ours on our architecture.
+    pub fn syscall(&self, n: &Notif) -> Option<&'static Syscall> {
+        if n.data.arch != self.arch {
+            return None;
+        }
+        self.lookup.get(n.data.nr)
+    }
+
     pub fn decode(
         &self,
         n: &Notif,
@@ -168,6 +176,7 @@ impl Decoder {
             Kind::Refuse(e) => Ok(Op::Refuse(e)),
             // The filter decides it; a notification would be a filter bug: refuse.
             Kind::Seccomp { .. } => Ok(Op::Refuse(libc::EBUSY)),
+            Kind::Namespaces { .. } => Ok(Op::Refuse(libc::EPERM)),
         }
     }
 }

@@ -9,8 +9,8 @@
 
 use crate::bpf::{Asm, AsmError, Cond, Label, SockFilter};
 use crate::syscalls::{
-    Arch, Kind, OPEN_WRITE_FLAGS, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_SET_MODE_FILTER, TABLE,
-    WRITE_IOCTLS, X32_SYSCALL_BIT,
+    Arch, Kind, CLONE_NEW_MOUNT_OR_USER, OPEN_WRITE_FLAGS, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+    SECCOMP_SET_MODE_FILTER, TABLE, WRITE_IOCTLS, X32_SYSCALL_BIT,
 };
 
 // include/uapi/linux/seccomp.h
@@ -93,7 +93,11 @@ pub fn compile(arch: Arch, opts: Options) -> Result<Vec<SockFilter>, AsmError> {
             Kind::FdMeta { .. } => notify,
             Kind::Utimensat(_) if coverage == Coverage::Strict => notify,
             Kind::Open { flags: None, .. } => notify,
-            Kind::Utimensat(_) | Kind::Open { .. } | Kind::Ioctl { .. } | Kind::Seccomp { .. } => {
+            Kind::Utimensat(_)
+            | Kind::Open { .. }
+            | Kind::Ioctl { .. }
+            | Kind::Seccomp { .. }
+            | Kind::Namespaces { .. } => {
                 let l = a.label();
                 handlers.push((l, sc.kind));
                 l
@@ -140,6 +144,11 @@ pub fn compile(arch: Arch, opts: Options) -> Result<Vec<SockFilter>, AsmError> {
                 a.bind(is_filter);
                 a.load(arg_lo(flags));
                 a.jump(Cond::Set, SECCOMP_FILTER_FLAG_NEW_LISTENER, ebusy, allow);
+            }
+            Kind::Namespaces { flags } => {
+                let eperm = errno(&mut a, libc::EPERM);
+                a.load(arg_lo(flags));
+                a.jump(Cond::Set, CLONE_NEW_MOUNT_OR_USER, eperm, allow);
             }
             _ => unreachable!("only the kinds above get handlers"),
         }
@@ -365,6 +374,34 @@ mod tests {
             decide(a, Coverage::Lite, "seccomp", [0, 8, 0, 0, 0, 0]),
             SECCOMP_RET_ALLOW
         );
+    }
+
+    #[test]
+    fn new_user_and_mount_namespaces_are_refused() {
+        let eperm = SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        for arch in [Arch::X86_64, Arch::Aarch64] {
+            for cov in [Coverage::Lite, Coverage::Strict] {
+                for name in ["clone", "unshare"] {
+                    for (flags, want) in [
+                        (0x1000_0000u64, eperm),
+                        (0x0002_0000, eperm),
+                        (0x0002_0000 | 0x0001_0000, eperm),
+                        (0x0001_0000 | 0x11, SECCOMP_RET_ALLOW),
+                        (0x0400_0000, SECCOMP_RET_ALLOW),
+                    ] {
+                        assert_eq!(
+                            decide(arch, cov, name, [flags, 0, 0, 0, 0, 0]),
+                            want,
+                            "{arch:?} {name} {flags:#x}"
+                        );
+                    }
+                }
+                assert_eq!(
+                    decide(arch, cov, "clone3", [0; 6]),
+                    SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+                );
+            }
+        }
     }
 
     #[test]

@@ -23,5 +23,6 @@ pub mod rules;
 pub mod scope;
 pub mod server;
 pub mod session;
+pub mod strict;
 pub mod sys;
 pub mod syscalls;

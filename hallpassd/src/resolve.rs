@@ -257,7 +257,7 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<PathBuf> {
 }
 
 /// Whether process `pid` is `top` or one of its descendants (`top` 0: never).
-fn descends_from(pid: i32, top: i32) -> bool {
+pub fn descends_from(pid: i32, top: i32) -> bool {
     if top <= 0 {
         return false;
     }

@@ -135,7 +135,11 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         Err(e) => return refuse(&sock, e.to_string()),
     };
     let opts = filter::Options {
-        coverage: Coverage::Lite,
+        coverage: if pending.strict {
+            Coverage::Strict
+        } else {
+            Coverage::Lite
+        },
         report_exec: pending.lend,
     };
     let prog = match filter::compile(Arch::native(), opts) {
@@ -221,6 +225,13 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         return refuse(
             &sock,
             "the descriptor sent is not a seccomp listener".into(),
+        );
+    }
+    if pending.strict && !crate::sys::seccomp::can_send_fd(listener.as_fd()) {
+        cleanup(&pending);
+        return refuse(
+            &sock,
+            "--mode=strict needs SECCOMP_ADDFD_FLAG_SEND (Linux 5.14), which this kernel refuses: use --mode=lite".into(),
         );
     }
     pending.info.pid.store(attach.pid, Ordering::Relaxed);

@@ -32,6 +32,8 @@ use crate::policy::{
 };
 use crate::resolve::{canonicalize_lenient, proc_pid, tgid_of, Resolved};
 use crate::rules::Rules;
+use crate::strict::emulate::{self, Action, Outcome, Prepared};
+use crate::strict::walk::Roots;
 use crate::sys::seccomp::{self, Reply};
 use crate::syscalls::Arch;
 
@@ -79,6 +81,8 @@ pub struct Pending {
     pub home: PathBuf,
     /// A running session registered again (its daemon died): `tmpdir` is its own, kept.
     pub resumed: bool,
+    /// Strict mode: the daemon performs each write itself.
+    pub strict: bool,
 }
 
 /// What `Attach` brought.
@@ -131,10 +135,9 @@ pub fn open(
             ))
         }
     };
-    if req.mode == hallpass_proto::EnforceMode::Strict as i32 {
-        return Err(SetupError::Refused(
-            "--mode=strict is not available yet".into(),
-        ));
+    let strict = req.mode == hallpass_proto::EnforceMode::Strict as i32;
+    if strict {
+        strict_kernel()?;
     }
     let home = PathBuf::from(&req.home);
     let mut prot = PathSet::default();
@@ -247,7 +250,29 @@ pub fn open(
         },
         home,
         resumed,
+        strict,
     })
+}
+
+/// Strict mode answers opens with the descriptor itself, in one step with the answer
+/// (`SECCOMP_ADDFD_FLAG_SEND`), which Linux has since 5.14.
+fn strict_kernel() -> Result<(), SetupError> {
+    let release = nix::sys::utsname::uname()
+        .map(|u| u.release().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    strict_kernel_check(&release)
+}
+
+fn strict_kernel_check(release: &str) -> Result<(), SetupError> {
+    let mut it = release
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|x| x.parse::<u32>().ok());
+    if (it.next().unwrap_or(0), it.next().unwrap_or(0)) >= (5, 14) {
+        return Ok(());
+    }
+    Err(SetupError::Refused(format!(
+        "--mode=strict needs Linux 5.14 or newer (SECCOMP_ADDFD_FLAG_SEND); this kernel is {release}: use --mode=lite or a newer kernel"
+    )))
 }
 
 /// The TMPDIR a resumed session names, if it is one of ours.
@@ -484,6 +509,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         timed_for,
         home,
         resumed: _,
+        strict,
     } = p;
     // Cheaper wake-ups where the kernel has them (6.6); harmless to lack.
     let _ = seccomp::set_sync_wake_up(a.listener.as_fd());
@@ -503,7 +529,23 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         decoder: Decoder::new(Arch::native(), info.pid.load(Ordering::Relaxed)),
         mem: Memory::new(lend),
         lender: ControlLender(control),
+        strict: None,
+        failing: false,
     };
+    if strict {
+        match Roots::new() {
+            Ok(r) => s.strict = Some(r),
+            Err(e) => {
+                // Nothing can be performed: every write fails, none is let through.
+                eprintln!(
+                    "hallpassd: session {}: cannot open / and /proc: {e}",
+                    info.id
+                );
+                s.strict = None;
+                s.failing = true;
+            }
+        }
+    }
     if a.resume {
         s.recover();
     }
@@ -535,6 +577,10 @@ struct Supervisor<'a> {
     decoder: Decoder,
     mem: Memory,
     lender: ControlLender<'a>,
+    /// Strict mode: where its lookups start (`None` in lite mode).
+    strict: Option<Roots>,
+    /// A strict session that cannot perform anything: every notification fails.
+    failing: bool,
 }
 
 impl Supervisor<'_> {
@@ -598,6 +644,13 @@ impl Supervisor<'_> {
         let info = &*shared.info;
         info.notifications.fetch_add(1, Ordering::Relaxed);
         let tid = n.pid as i32;
+        if self.strict.is_some() {
+            return self.handle_strict(listener, n);
+        }
+        if self.failing {
+            let _ = seccomp::send(listener, n.id, Reply::Fail(libc::EACCES));
+            return;
+        }
         let op = self.decoder.decode(n, &mut self.mem, &mut self.lender);
         // Only a valid notification proves that the memory read was the caller's. The kernel
         // refuses a reply to one that died meanwhile (ENOENT), so a silent answer needs no
@@ -616,10 +669,12 @@ impl Supervisor<'_> {
                 info.denied.fetch_add(1, Ordering::Relaxed);
                 Reply::Fail(e)
             }
-            Ok(Op::Write { syscall, paths }) => match self.decide(n, syscall, &paths, &valid) {
-                Some(r) => r,
-                None => return,
-            },
+            Ok(Op::Write { syscall, paths }) => {
+                match self.decide(n, syscall, &paths, &valid, &mut None) {
+                    Some(r) => r,
+                    None => return,
+                }
+            }
             Err(e) => {
                 if !valid() {
                     return;
@@ -653,12 +708,16 @@ impl Supervisor<'_> {
 
     /// The answer to a write; `None` when there is none to send now: the notification died
     /// before anything was written about it, or it waits for a person.
+    ///
+    /// In strict mode `action` is the write to perform: `Continue` then means "perform it",
+    /// and a question takes it along to perform once answered.
     fn decide(
         &mut self,
         n: &seccomp::Notif,
         syscall: &'static str,
         paths: &[Resolved],
         valid: &dyn Fn() -> bool,
+        action: &mut Option<Action>,
     ) -> Option<Reply> {
         let tid = n.pid as i32;
         let mut files: Vec<&Path> = Vec::with_capacity(paths.len());
@@ -693,7 +752,7 @@ impl Supervisor<'_> {
             // applies to the whole syscall.
             let undecided = shared.undecided(syscall, &files, &rules);
             let all: Vec<PathBuf> = files.iter().map(|p| p.to_path_buf()).collect();
-            if self.ask(n, syscall, &undecided, all) {
+            if self.ask(n, syscall, &undecided, all, action) {
                 return None;
             }
             self.record(
@@ -723,6 +782,7 @@ impl Supervisor<'_> {
         syscall: &'static str,
         paths: &[PathBuf],
         all: Vec<PathBuf>,
+        action: &mut Option<Action>,
     ) -> bool {
         let Some((path, also)) = paths.split_first() else {
             return false;
@@ -751,7 +811,11 @@ impl Supervisor<'_> {
             timed_secs: shared.timed_secs(),
             asked_ms: crate::ask::now_ms(),
         };
-        if self.questions.ask(shared, n, q, all).is_err() {
+        if self
+            .questions
+            .ask(shared, n, q, all, action.take())
+            .is_err()
+        {
             eprintln!(
                 "hallpassd: session {}: the session journal is full: a write that needs an answer is denied",
                 shared.info.id
@@ -759,6 +823,76 @@ impl Supervisor<'_> {
             return false;
         }
         true
+    }
+
+    /// Strict mode: prepares the write on held descriptors, decides on what they are, and
+    /// performs it (or asks, the prepared write waiting with the question).
+    fn handle_strict(&mut self, listener: BorrowedFd<'_>, n: &seccomp::Notif) {
+        let shared = self.shared.clone();
+        let info = &*shared.info;
+        let tid = n.pid as i32;
+        let Some(sc) = self.decoder.syscall(n) else {
+            info.denied.fetch_add(1, Ordering::Relaxed);
+            let _ = seccomp::send(listener, n.id, Reply::Fail(libc::ENOSYS));
+            return;
+        };
+        let valid = || seccomp::id_valid(listener, n.id);
+        for _ in 0..emulate::OPEN_RETRIES {
+            let mut t = emulate::Target {
+                tid,
+                tgid: tgid_of(tid).unwrap_or(tid),
+                session: info.pid.load(Ordering::Relaxed),
+                mem: &mut self.mem,
+                lender: &mut self.lender,
+            };
+            let roots = self.strict.as_ref().expect("strict session");
+            let prepared = emulate::prepare(sc, n, &mut t, roots);
+            // Only a valid notification proves that what was read was the caller's; nothing
+            // is performed for one that is gone.
+            if !valid() {
+                return;
+            }
+            let (syscall, paths, action) = match prepared {
+                Prepared::Pass { exec } => {
+                    if exec {
+                        self.mem.forget(tid);
+                    }
+                    info.passed.fetch_add(1, Ordering::Relaxed);
+                    let _ = seccomp::send(listener, n.id, Reply::Continue);
+                    return;
+                }
+                Prepared::Fail(e) => {
+                    info.passed.fetch_add(1, Ordering::Relaxed);
+                    let _ = seccomp::send(listener, n.id, Reply::Fail(e));
+                    return;
+                }
+                Prepared::Write {
+                    syscall,
+                    paths,
+                    action,
+                } => (syscall, paths, action),
+            };
+            let mut action = Some(action);
+            match self.decide(n, syscall, &paths, &valid, &mut action) {
+                None => return,
+                Some(Reply::Continue) => {}
+                Some(r) => {
+                    let _ = seccomp::send(listener, n.id, r);
+                    return;
+                }
+            }
+            let action = action.expect("kept unless asked");
+            if action.may_block() {
+                perform_later(shared.clone(), n.id, tid, action);
+                return;
+            }
+            match action.perform(tid) {
+                Outcome::Raced => continue,
+                outcome => return emulate::answer(listener, n.id, outcome),
+            }
+        }
+        // The entry kept turning into a symlink: what the kernel says of too many.
+        let _ = seccomp::send(listener, n.id, Reply::Fail(libc::ELOOP));
     }
 
     /// Decides again what a daemon that died held: the notifications noted in the journal
@@ -825,9 +959,43 @@ impl Supervisor<'_> {
     }
 }
 
+/// Performs a strict-mode write on a thread of its own and answers it: one that may wait
+/// as long as the target would have (a FIFO's other end), or one a person allowed.
+pub fn perform_later(shared: Arc<Shared>, id: u64, tid: i32, action: Action) {
+    let spawned = std::thread::Builder::new()
+        .name("hallpassd-perform".into())
+        .spawn(move || {
+            let outcome = match action.perform(tid) {
+                // Prepared before the question; cannot be prepared again here.
+                Outcome::Raced => Outcome::Reply(Reply::Fail(libc::ELOOP)),
+                o => o,
+            };
+            emulate::answer(shared.listener(), id, outcome);
+        });
+    if let Err(e) = spawned {
+        eprintln!("hallpassd: cannot start a thread to perform a write: {e}");
+    }
+}
+
 /// The executable of thread `tid`, or "" if it cannot be read.
 fn exe_of(tid: i32) -> String {
     std::fs::read_link(format!("/proc/{tid}/exe"))
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_mode_needs_linux_5_14() {
+        for ok in ["5.14.0", "5.15.0-91-generic", "6.18.44-fc-v669", "10.0"] {
+            assert!(strict_kernel_check(ok).is_ok(), "{ok}");
+        }
+        for old in ["5.13.19", "5.4.0-150-generic", "4.19.0", ""] {
+            let e = strict_kernel_check(old).unwrap_err().to_string();
+            assert!(e.contains("Linux 5.14") && e.contains(old), "{e}");
+        }
+    }
 }

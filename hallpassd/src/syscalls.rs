@@ -118,6 +118,9 @@ pub enum Kind {
     Bind { addr: u8, len: u8 },
     /// `seccomp`: refused when it would install a second listener.
     Seccomp { op: u8, flags: u8 },
+    /// `clone`, `unshare`: refused (`EPERM`) when `flags` asks for a new user or mount
+    /// namespace, where mounts could make a path name another file than the daemon sees.
+    Namespaces { flags: u8 },
     /// Refused with this errno: what hallpass cannot supervise.
     Refuse(i32),
     /// `execve`, `execveat`: reported only when target memory is read through lent
@@ -172,6 +175,9 @@ pub const WRITE_IOCTLS: [u32; 6] = [
     0x4020_940d, // FICLONERANGE = _IOW(0x94, 13, struct file_clone_range)
     0xc018_9436, // FIDEDUPERANGE = _IOWR(0x94, 54, struct file_dedupe_range)
 ];
+
+/// `CLONE_NEWNS | CLONE_NEWUSER` (`include/uapi/linux/sched.h`).
+pub const CLONE_NEW_MOUNT_OR_USER: u32 = 0x0002_0000 | 0x1000_0000;
 
 /// `SECCOMP_SET_MODE_FILTER` and `SECCOMP_FILTER_FLAG_NEW_LISTENER` (`linux/seccomp.h`).
 pub const SECCOMP_SET_MODE_FILTER: u32 = 1;
@@ -454,6 +460,15 @@ pub static TABLE: &[Syscall] = &[
     sys("mount_setattr", Some(442), Some(442), Kind::Refuse(EPERM)),
     sys("open_tree_attr", Some(467), Some(467), Kind::Refuse(EPERM)),
     sys("setns", Some(308), Some(268), Kind::Refuse(EPERM)),
+    sys(
+        "unshare",
+        Some(272),
+        Some(97),
+        Kind::Namespaces { flags: 0 },
+    ),
+    sys("clone", Some(56), Some(220), Kind::Namespaces { flags: 0 }),
+    // Its flags are in memory the filter cannot read; C libraries fall back to `clone`.
+    sys("clone3", Some(435), Some(435), Kind::Refuse(ENOSYS)),
     sys("execve", Some(59), Some(221), Kind::Exec),
     sys("execveat", Some(322), Some(281), Kind::Exec),
 ];

@@ -1,6 +1,8 @@
 //! The daemon's only unsafe code: the seccomp notification ioctls, taking the sockets a
-//! service manager passes, and the shared mapping of the session journal.
+//! service manager passes, the shared mapping of the session journal, and the file system
+//! calls strict mode makes for its targets.
 
 pub mod activation;
+pub mod fsops;
 pub mod seccomp;
 pub mod shared_map;

@@ -1,0 +1,1145 @@
+//! Strict mode: each intercepted write is performed by the daemon, through descriptors, and
+//! the syscall answered with its result.
+//!
+//! [`prepare`] reads the arguments once, walks every path to descriptors the daemon holds
+//! ([`super::walk`]) and names what they are for the policy. [`Action::perform`] then acts on
+//! those descriptors only: a directory entry by name in a held directory, or a held object
+//! through `/proc/self/fd/N`. Nothing is looked up again from a string, so a symlink,
+//! directory or argument swapped after the check cannot redirect the write. Opens are
+//! answered with the descriptor itself (`SECCOMP_IOCTL_NOTIF_ADDFD`).
+//!
+//! Errors are the kernel's own wherever the daemon makes the same call the target would; the
+//! target's umask is applied, and the daemon runs as the same user.
+
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::path::PathBuf;
+
+use nix::errno::Errno;
+
+use super::walk::{self, Base, Entry, Last, Roots, Rules, Walker, Who};
+use crate::mem::{Lender, Memory};
+use crate::resolve::Resolved;
+use crate::sys::fsops::{self, OpenHow, Sys};
+use crate::sys::seccomp::{self, Notif, Reply};
+use crate::syscalls::{Kind, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW};
+
+/// What a notification asks for, in strict mode.
+pub enum Prepared {
+    /// A write: the objects the policy decides on, and the operation on the held descriptors.
+    Write {
+        syscall: &'static str,
+        paths: Vec<Resolved>,
+        action: Action,
+    },
+    /// Not a write after all (a read-only `openat2`, an inet `bind`), or an exec reported.
+    Pass { exec: bool },
+    /// Answered without a decision: the kernel's error for these arguments (a missing
+    /// directory, a bad descriptor...), or a refusal.
+    Fail(i32),
+}
+
+/// An object acted on.
+pub enum Obj {
+    /// The object itself, symlinks followed: acted on through `/proc/self/fd/N`.
+    Held(OwnedFd),
+    /// A directory entry, not followed: acted on by name in the held directory.
+    Entry(Entry),
+}
+
+/// The operation, on held descriptors only.
+pub enum Action {
+    Open {
+        entry: Entry,
+        flags: i32,
+        mode: u32,
+        /// For `openat2`: its `resolve`, kept for the kernel's checks of the last step.
+        how: Option<OpenHow>,
+    },
+    /// An open of a held object: `O_TMPFILE` in a directory, `/proc/PID/fd/N`, a tty.
+    Reopen {
+        obj: OwnedFd,
+        flags: i32,
+        mode: u32,
+    },
+    Mkdir {
+        entry: Entry,
+        mode: u32,
+    },
+    Mknod {
+        entry: Entry,
+        mode: u32,
+        dev: u64,
+    },
+    Unlink {
+        entry: Entry,
+        flags: i32,
+    },
+    Rename {
+        from: Entry,
+        to: Entry,
+        flags: u32,
+    },
+    Link {
+        from: Obj,
+        to: Entry,
+        empty: bool,
+    },
+    Symlink {
+        target: CString,
+        entry: Entry,
+    },
+    Chmod {
+        obj: Obj,
+        mode: u32,
+    },
+    Chown {
+        obj: Obj,
+        uid: u32,
+        gid: u32,
+    },
+    Truncate {
+        obj: OwnedFd,
+        len: i64,
+    },
+    Times {
+        obj: Obj,
+        times: Option<[libc::timespec; 2]>,
+    },
+    SetXattr {
+        obj: Obj,
+        name: CString,
+        value: Vec<u8>,
+        flags: i32,
+    },
+    RemoveXattr {
+        obj: Obj,
+        name: CString,
+    },
+    Ioctl {
+        fd: OwnedFd,
+        cmd: u32,
+        arg: Arg,
+    },
+    Bind {
+        sock: OwnedFd,
+        entry: Entry,
+        addr: Vec<u8>,
+    },
+}
+
+/// An ioctl argument: bytes read from the target, or a descriptor taken from it.
+pub enum Arg {
+    Bytes(Vec<u8>),
+    Fd(OwnedFd),
+    /// `struct file_clone_range`, whose first field is the source descriptor taken.
+    Range(Vec<u8>, OwnedFd),
+}
+
+/// What is needed to prepare and perform for one target thread.
+pub struct Target<'a> {
+    pub tid: i32,
+    pub tgid: i32,
+    pub session: i32,
+    pub mem: &'a mut Memory,
+    pub lender: &'a mut dyn Lender,
+}
+
+/// An error reading the target's arguments: the kernel would have said EFAULT (or
+/// ENAMETOOLONG for a path too long).
+fn read_err(e: std::io::Error) -> Errno {
+    match e.raw_os_error() {
+        Some(libc::ENAMETOOLONG) => Errno::ENAMETOOLONG,
+        _ => Errno::EFAULT,
+    }
+}
+
+const O_TMPFILE: i32 = libc::O_TMPFILE & !libc::O_DIRECTORY;
+const WRITE_OPEN: i32 = libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | O_TMPFILE;
+
+fn is_write_open(flags: i32) -> bool {
+    flags & libc::O_PATH == 0 && flags & WRITE_OPEN != 0
+}
+
+// include/uapi/linux/fs.h
+const FICLONE: u32 = 0x4004_9409;
+const FICLONERANGE: u32 = 0x4020_940d;
+const FIDEDUPERANGE: u32 = 0xc018_9436;
+
+/// Prepares notification `n` (syscall `sc`) for `t`.
+pub fn prepare(sc: &'static Syscall, n: &Notif, t: &mut Target<'_>, roots: &Roots) -> Prepared {
+    match prepare_inner(sc, n, t, roots) {
+        Ok(p) => p,
+        Err(e) => Prepared::Fail(e as i32),
+    }
+}
+
+fn prepare_inner(
+    sc: &'static Syscall,
+    n: &Notif,
+    t: &mut Target<'_>,
+    roots: &Roots,
+) -> Sys<Prepared> {
+    let a = &n.data.args;
+    let who = Who {
+        tid: t.tid,
+        tgid: t.tgid,
+        session: t.session,
+    };
+    let mut w = Walker::new(who, Rules::default(), roots);
+    let name = sc.name;
+    let write = |paths: Vec<Resolved>, action: Action| {
+        Ok(Prepared::Write {
+            syscall: name,
+            paths,
+            action,
+        })
+    };
+    match sc.kind {
+        Kind::Exec => return Ok(Prepared::Pass { exec: true }),
+        Kind::Refuse(e) => return Ok(Prepared::Fail(e)),
+        // The filter decides it; a notification would be a filter bug: refuse.
+        Kind::Seccomp { .. } => return Ok(Prepared::Fail(libc::EBUSY)),
+        Kind::Namespaces { .. } => return Ok(Prepared::Fail(libc::EPERM)),
+        _ => {}
+    }
+    // The dirfd and path arguments, legacy calls relative to the cwd.
+    let at = |i: usize| a[i] as i32;
+    match name {
+        "open" | "openat" | "creat" => {
+            let (dirfd, path, flags, mode) = match name {
+                "open" => (libc::AT_FDCWD, a[0], a[1] as i32, a[2] as u32),
+                "creat" => (
+                    libc::AT_FDCWD,
+                    a[0],
+                    libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+                    a[1] as u32,
+                ),
+                _ => (at(0), a[1], a[2] as i32, a[3] as u32),
+            };
+            if !is_write_open(flags) {
+                return Ok(Prepared::Pass { exec: false });
+            }
+            let path = read_path(t, path)?;
+            open(&mut w, t, dirfd, &path, flags, mode, None, name)
+        }
+        "openat2" => {
+            let size = a[3] as usize;
+            if size < 24 {
+                return Err(Errno::EINVAL);
+            }
+            let mut raw = [0u8; 24];
+            t.mem
+                .read_exact(t.tid, a[2], &mut raw, t.lender)
+                .map_err(read_err)?;
+            let word = |i: usize| u64::from_ne_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap());
+            let how = OpenHow {
+                flags: word(0),
+                mode: word(1),
+                resolve: word(2),
+            };
+            if size > 24 {
+                // The kernel insists that a larger struct's unknown tail is zero.
+                let mut tail = vec![0u8; size.min(4096) - 24];
+                t.mem
+                    .read_exact(t.tid, a[2] + 24, &mut tail, t.lender)
+                    .map_err(read_err)?;
+                if tail.iter().any(|&b| b != 0) {
+                    return Err(Errno::E2BIG);
+                }
+            }
+            if !is_write_open(how.flags as i32) {
+                return Ok(Prepared::Pass { exec: false });
+            }
+            // The kernel validates `how` before any lookup: have it do so (a descriptor
+            // that cannot be valid makes it stop right after).
+            match fsops::openat2(-1, c"x", &how) {
+                Err(Errno::EBADF) => {}
+                Err(e) => return Err(e),
+                Ok(_) => return Err(Errno::EINVAL),
+            }
+            let path = read_path(t, a[1])?;
+            w = Walker::new(
+                who,
+                Rules {
+                    resolve: how.resolve,
+                },
+                roots,
+            );
+            let flags = how.flags as i32;
+            open(
+                &mut w,
+                t,
+                at(0),
+                &path,
+                flags,
+                how.mode as u32,
+                Some(how),
+                name,
+            )
+        }
+        "mkdir" | "mkdirat" => {
+            let (d, p, mode) = pick(name == "mkdir", a, 1);
+            let entry = parent(&mut w, t, d, p)?;
+            let paths = vec![entry_res(&entry)?];
+            write(
+                paths,
+                Action::Mkdir {
+                    entry,
+                    mode: mode as u32,
+                },
+            )
+        }
+        "mknod" | "mknodat" => {
+            let (d, p, mode) = pick(name == "mknod", a, 1);
+            let dev = if name == "mknod" { a[2] } else { a[3] };
+            let entry = parent(&mut w, t, d, p)?;
+            let paths = vec![entry_res(&entry)?];
+            write(
+                paths,
+                Action::Mknod {
+                    entry,
+                    mode: mode as u32,
+                    dev,
+                },
+            )
+        }
+        "rmdir" | "unlink" | "unlinkat" => {
+            let (d, p, flags) = match name {
+                "rmdir" => (libc::AT_FDCWD, a[0], libc::AT_REMOVEDIR),
+                "unlink" => (libc::AT_FDCWD, a[0], 0),
+                _ => (at(0), a[1], a[2] as i32),
+            };
+            if flags & !libc::AT_REMOVEDIR != 0 {
+                return Err(Errno::EINVAL);
+            }
+            let entry = parent(&mut w, t, d, p)?;
+            let paths = vec![entry_res(&entry)?];
+            write(paths, Action::Unlink { entry, flags })
+        }
+        "rename" | "renameat" | "renameat2" => {
+            let (d1, p1, d2, p2, flags) = match name {
+                "rename" => (libc::AT_FDCWD, a[0], libc::AT_FDCWD, a[1], 0),
+                "renameat" => (at(0), a[1], at(2), a[3], 0),
+                _ => (at(0), a[1], at(2), a[3], a[4] as u32),
+            };
+            let from = parent(&mut w, t, d1, p1)?;
+            let to = parent(&mut w, t, d2, p2)?;
+            let paths = vec![entry_res(&from)?, entry_res(&to)?];
+            write(paths, Action::Rename { from, to, flags })
+        }
+        "link" | "linkat" => {
+            let (d1, p1, d2, p2, flags) = match name {
+                "link" => (libc::AT_FDCWD, a[0], libc::AT_FDCWD, a[1], 0),
+                _ => (at(0), a[1], at(2), a[3], a[4] as u32),
+            };
+            if flags & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
+                return Err(Errno::EINVAL);
+            }
+            let old = read_path(t, p1)?;
+            let (from, empty) = if old.is_empty() && flags & AT_EMPTY_PATH != 0 {
+                (Obj::Held(w.base(&Base::Fd(d1))?), true)
+            } else {
+                let start = start_for(&w, d1, &old)?;
+                if flags & AT_SYMLINK_FOLLOW != 0 {
+                    (Obj::Held(w.object(start, &old, true)?), false)
+                } else {
+                    (Obj::Entry(w.parent(start, &old)?), false)
+                }
+            };
+            let to = parent(&mut w, t, d2, p2)?;
+            let paths = vec![obj_res(&from)?, entry_res(&to)?];
+            write(paths, Action::Link { from, to, empty })
+        }
+        "symlink" | "symlinkat" => {
+            let (target, d, p) = if name == "symlink" {
+                (a[0], libc::AT_FDCWD, a[1])
+            } else {
+                (a[0], at(1), a[2])
+            };
+            let text = read_path(t, target)?;
+            if text.is_empty() {
+                return Err(Errno::ENOENT);
+            }
+            let entry = parent(&mut w, t, d, p)?;
+            let paths = vec![entry_res(&entry)?];
+            let target = CString::new(text).map_err(|_| Errno::EINVAL)?;
+            write(paths, Action::Symlink { target, entry })
+        }
+        "chmod" | "fchmodat" | "fchmodat2" => {
+            let (d, p, mode, flags) = match name {
+                "chmod" => (libc::AT_FDCWD, a[0], a[1] as u32, 0),
+                "fchmodat" => (at(0), a[1], a[2] as u32, 0),
+                _ => (at(0), a[1], a[2] as u32, a[3] as u32),
+            };
+            if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+                return Err(Errno::EINVAL);
+            }
+            let obj = object(&mut w, t, d, p, flags)?;
+            let paths = vec![obj_res(&obj)?];
+            write(paths, Action::Chmod { obj, mode })
+        }
+        "chown" | "lchown" | "fchownat" => {
+            let (d, p, uid, gid, flags) = match name {
+                "chown" => (libc::AT_FDCWD, a[0], a[1], a[2], 0),
+                "lchown" => (libc::AT_FDCWD, a[0], a[1], a[2], AT_SYMLINK_NOFOLLOW),
+                _ => (at(0), a[1], a[2], a[3], a[4] as u32),
+            };
+            if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+                return Err(Errno::EINVAL);
+            }
+            let obj = object(&mut w, t, d, p, flags)?;
+            let paths = vec![obj_res(&obj)?];
+            write(
+                paths,
+                Action::Chown {
+                    obj,
+                    uid: uid as u32,
+                    gid: gid as u32,
+                },
+            )
+        }
+        "truncate" => {
+            let len = a[1] as i64;
+            let obj = match object(&mut w, t, libc::AT_FDCWD, a[0], 0)? {
+                Obj::Held(fd) => fd,
+                Obj::Entry(_) => unreachable!("followed"),
+            };
+            let paths = vec![held_res(&obj)?];
+            write(paths, Action::Truncate { obj, len })
+        }
+        "utime" | "utimes" | "futimesat" | "utimensat" => {
+            let (d, p, tp, flags) = match name {
+                "utime" | "utimes" => (libc::AT_FDCWD, a[0], a[1], 0),
+                "futimesat" => (at(0), a[1], a[2], 0),
+                _ => (at(0), a[1], a[2], a[3] as u32),
+            };
+            if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+                return Err(Errno::EINVAL);
+            }
+            let times = read_times(t, name, tp)?;
+            let obj = if p == 0 && name != "utime" && name != "utimes" {
+                if flags & AT_SYMLINK_NOFOLLOW != 0 {
+                    return Err(Errno::EINVAL);
+                }
+                Obj::Held(w.base(&Base::Fd(d))?)
+            } else {
+                object(&mut w, t, d, p, flags)?
+            };
+            let paths = vec![obj_res(&obj)?];
+            write(paths, Action::Times { obj, times })
+        }
+        "setxattr" | "lsetxattr" | "setxattrat" => {
+            let (d, p, flags, name_ptr, value, size, xflags) = if name == "setxattrat" {
+                // setxattrat(dfd, path, at_flags, name, struct xattr_args *, size)
+                let mut raw = [0u8; 16];
+                if a[5] < 16 {
+                    return Err(Errno::EINVAL);
+                }
+                t.mem
+                    .read_exact(t.tid, a[4], &mut raw, t.lender)
+                    .map_err(read_err)?;
+                let value = u64::from_ne_bytes(raw[0..8].try_into().unwrap());
+                let size = u32::from_ne_bytes(raw[8..12].try_into().unwrap());
+                let xf = u32::from_ne_bytes(raw[12..16].try_into().unwrap());
+                (
+                    at(0),
+                    a[1],
+                    a[2] as u32,
+                    a[3],
+                    value,
+                    size as u64,
+                    xf as i32,
+                )
+            } else {
+                let nf = if name == "lsetxattr" {
+                    AT_SYMLINK_NOFOLLOW
+                } else {
+                    0
+                };
+                (libc::AT_FDCWD, a[0], nf, a[1], a[2], a[3], a[4] as i32)
+            };
+            let xname = read_xattr_name(t, name_ptr)?;
+            if size > 65536 {
+                return Err(Errno::E2BIG);
+            }
+            let mut v = vec![0u8; size as usize];
+            if size > 0 {
+                t.mem
+                    .read_exact(t.tid, value, &mut v, t.lender)
+                    .map_err(read_err)?;
+            }
+            let obj = object(&mut w, t, d, p, flags)?;
+            let paths = vec![obj_res(&obj)?];
+            write(
+                paths,
+                Action::SetXattr {
+                    obj,
+                    name: xname,
+                    value: v,
+                    flags: xflags,
+                },
+            )
+        }
+        "removexattr" | "lremovexattr" | "removexattrat" => {
+            let (d, p, flags, name_ptr) = match name {
+                "removexattrat" => (at(0), a[1], a[2] as u32, a[3]),
+                "lremovexattr" => (libc::AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, a[1]),
+                _ => (libc::AT_FDCWD, a[0], 0, a[1]),
+            };
+            let xname = read_xattr_name(t, name_ptr)?;
+            let obj = object(&mut w, t, d, p, flags)?;
+            let paths = vec![obj_res(&obj)?];
+            write(paths, Action::RemoveXattr { obj, name: xname })
+        }
+        "fchmod" | "fchown" | "fsetxattr" | "fremovexattr" => {
+            let fd = w.base(&Base::Fd(at(0)))?;
+            let paths = vec![held_res(&fd)?];
+            let obj = Obj::Held(fd);
+            let action = match name {
+                "fchmod" => Action::Chmod {
+                    obj,
+                    mode: a[1] as u32,
+                },
+                "fchown" => Action::Chown {
+                    obj,
+                    uid: a[1] as u32,
+                    gid: a[2] as u32,
+                },
+                "fsetxattr" => {
+                    let xname = read_xattr_name(t, a[1])?;
+                    if a[3] > 65536 {
+                        return Err(Errno::E2BIG);
+                    }
+                    let mut v = vec![0u8; a[3] as usize];
+                    if !v.is_empty() {
+                        t.mem
+                            .read_exact(t.tid, a[2], &mut v, t.lender)
+                            .map_err(read_err)?;
+                    }
+                    Action::SetXattr {
+                        obj,
+                        name: xname,
+                        value: v,
+                        flags: a[4] as i32,
+                    }
+                }
+                _ => Action::RemoveXattr {
+                    obj,
+                    name: read_xattr_name(t, a[1])?,
+                },
+            };
+            write(paths, action)
+        }
+        "ioctl" => {
+            let cmd = a[1] as u32;
+            if cmd == FIDEDUPERANGE {
+                // Its destinations are a list of descriptors in memory: not supported.
+                return Err(Errno::EOPNOTSUPP);
+            }
+            let fd = take_fd(t, at(0))?;
+            let paths = vec![held_res(&fd)?];
+            let arg = match cmd {
+                FICLONE => Arg::Fd(take_fd(t, a[2] as i32)?),
+                FICLONERANGE => {
+                    let mut raw = vec![0u8; 32];
+                    t.mem
+                        .read_exact(t.tid, a[2], &mut raw, t.lender)
+                        .map_err(read_err)?;
+                    let src = i64::from_ne_bytes(raw[0..8].try_into().unwrap());
+                    Arg::Range(raw, take_fd(t, src as i32)?)
+                }
+                _ => {
+                    let size = ((cmd >> 16) & 0x3fff) as usize;
+                    let mut raw = vec![0u8; size];
+                    t.mem
+                        .read_exact(t.tid, a[2], &mut raw, t.lender)
+                        .map_err(read_err)?;
+                    Arg::Bytes(raw)
+                }
+            };
+            write(paths, Action::Ioctl { fd, cmd, arg })
+        }
+        "bind" => {
+            let len = (a[2] as usize).min(std::mem::size_of::<libc::sockaddr_un>());
+            if len <= 2 {
+                return Ok(Prepared::Pass { exec: false });
+            }
+            let mut sa = vec![0u8; len];
+            t.mem
+                .read_exact(t.tid, a[1], &mut sa, t.lender)
+                .map_err(read_err)?;
+            let family = u16::from_ne_bytes([sa[0], sa[1]]);
+            if family != libc::AF_UNIX as u16 || sa[2] == 0 {
+                return Ok(Prepared::Pass { exec: false });
+            }
+            let path = &sa[2..];
+            let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
+            let path = path[..end].to_vec();
+            let sock = take_fd(t, at(0))?;
+            let start = start_for(&w, libc::AT_FDCWD, &path)?;
+            let entry = w.parent(start, &path)?;
+            let paths = vec![entry_res(&entry)?];
+            write(
+                paths,
+                Action::Bind {
+                    sock,
+                    entry,
+                    addr: sa,
+                },
+            )
+        }
+        // Inode flags by path: its struct is versioned; not performed yet.
+        "file_setattr" => Err(Errno::EOPNOTSUPP),
+        _ => Err(Errno::ENOSYS),
+    }
+}
+
+/// `(dirfd, path, next argument)` of a legacy call (`legacy`) or its `*at` form.
+fn pick(legacy: bool, a: &[u64; 6], next: usize) -> (i32, u64, u64) {
+    if legacy {
+        (libc::AT_FDCWD, a[0], a[next])
+    } else {
+        (a[0] as i32, a[1], a[next + 1])
+    }
+}
+
+fn read_path(t: &mut Target<'_>, ptr: u64) -> Sys<Vec<u8>> {
+    t.mem.read_cstr(t.tid, ptr, t.lender).map_err(read_err)
+}
+
+fn read_xattr_name(t: &mut Target<'_>, ptr: u64) -> Sys<CString> {
+    let n = read_path(t, ptr).map_err(|e| {
+        if e == Errno::ENAMETOOLONG {
+            Errno::ERANGE
+        } else {
+            e
+        }
+    })?;
+    if n.is_empty() || n.len() > 255 {
+        return Err(Errno::ERANGE);
+    }
+    CString::new(n).map_err(|_| Errno::EINVAL)
+}
+
+/// The times a `utime*` call sets, as `utimensat` takes them (`None`: now).
+fn read_times(t: &mut Target<'_>, name: &str, ptr: u64) -> Sys<Option<[libc::timespec; 2]>> {
+    if ptr == 0 {
+        return Ok(None);
+    }
+    let ts = |sec: i64, nsec: i64| libc::timespec {
+        tv_sec: sec,
+        tv_nsec: nsec,
+    };
+    let mut raw = [0u8; 32];
+    let size = if name == "utime" { 16 } else { 32 };
+    t.mem
+        .read_exact(t.tid, ptr, &mut raw[..size], t.lender)
+        .map_err(read_err)?;
+    let w = |i: usize| i64::from_ne_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap());
+    Ok(Some(match name {
+        // struct utimbuf { actime, modtime }
+        "utime" => [ts(w(0), 0), ts(w(1), 0)],
+        // struct timeval[2]
+        "utimes" | "futimesat" => {
+            for usec in [w(1), w(3)] {
+                if !(0..1_000_000).contains(&usec) {
+                    return Err(Errno::EINVAL);
+                }
+            }
+            [ts(w(0), w(1) * 1000), ts(w(2), w(3) * 1000)]
+        }
+        _ => [ts(w(0), w(1)), ts(w(2), w(3))],
+    }))
+}
+
+/// Where the lookup of `path` starts.
+fn start_for(w: &Walker, dirfd: i32, path: &[u8]) -> Sys<OwnedFd> {
+    if path.first() == Some(&b'/') {
+        return w.roots().root();
+    }
+    w.base(&Base::Fd(dirfd))
+}
+
+fn parent(w: &mut Walker, t: &mut Target<'_>, dirfd: i32, ptr: u64) -> Sys<Entry> {
+    let path = read_path(t, ptr)?;
+    if path.is_empty() {
+        return Err(Errno::ENOENT);
+    }
+    let start = start_for(w, dirfd, &path)?;
+    w.parent(start, &path)
+}
+
+/// The object of a path call: followed unless `AT_SYMLINK_NOFOLLOW`; the dirfd itself for an
+/// empty path with `AT_EMPTY_PATH`.
+fn object(w: &mut Walker, t: &mut Target<'_>, dirfd: i32, ptr: u64, flags: u32) -> Sys<Obj> {
+    let path = read_path(t, ptr)?;
+    if path.is_empty() {
+        if flags & AT_EMPTY_PATH != 0 {
+            return Ok(Obj::Held(w.base(&Base::Fd(dirfd))?));
+        }
+        return Err(Errno::ENOENT);
+    }
+    let start = start_for(w, dirfd, &path)?;
+    if flags & AT_SYMLINK_NOFOLLOW != 0 {
+        let e = w.parent(start, &path)?;
+        if e.special() {
+            // `.`, `..` or a trailing slash: the kernel resolves these to the object.
+            return match w.last(e, false)? {
+                Last::Object(fd) => Ok(Obj::Held(fd)),
+                Last::Link(_) => Err(Errno::ELOOP),
+            };
+        }
+        // The entry must exist, as for the kernel's lookup.
+        fsops::lstatat(e.dir.as_fd(), &e.name)?;
+        return Ok(Obj::Entry(e));
+    }
+    Ok(Obj::Held(w.object(start, &path, true)?))
+}
+
+/// A copy of the target's descriptor `fd` (`pidfd_getfd`), for what needs the open file
+/// itself: a socket to bind, a file for an ioctl. Where the daemon may not take it (Yama),
+/// the object is reopened read-only through `/proc`.
+fn take_fd(t: &Target<'_>, fd: i32) -> Sys<OwnedFd> {
+    if fd < 0 {
+        return Err(Errno::EBADF);
+    }
+    let pidfd = fsops::pidfd_open(t.tid).or_else(|_| fsops::pidfd_open(t.tgid))?;
+    fsops::pidfd_getfd(pidfd.as_fd(), fd)
+        .map_err(|e| if e == Errno::EBADF { e } else { Errno::EPERM })
+}
+
+fn entry_res(e: &Entry) -> Sys<Resolved> {
+    Ok(match walk::entry_path(e)? {
+        Some(p) => Resolved::Path(p),
+        None => Resolved::NotAFile("?".into()),
+    })
+}
+
+fn held_res(fd: &OwnedFd) -> Sys<Resolved> {
+    Ok(match walk::path_of(fd.as_fd())? {
+        Some(p) => Resolved::Path(p),
+        None => {
+            let link =
+                std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap_or_default();
+            Resolved::NotAFile(link.into_os_string())
+        }
+    })
+}
+
+fn obj_res(o: &Obj) -> Sys<Resolved> {
+    match o {
+        Obj::Held(fd) => held_res(fd),
+        Obj::Entry(e) => entry_res(e),
+    }
+}
+
+/// How many times an open is prepared again when the entry it checked became a symlink
+/// before it was opened (a race, or a busy directory): then the kernel's ELOOP.
+pub const OPEN_RETRIES: u32 = 8;
+
+#[allow(clippy::too_many_arguments)]
+fn open(
+    w: &mut Walker,
+    t: &mut Target<'_>,
+    dirfd: i32,
+    path: &[u8],
+    flags: i32,
+    mode: u32,
+    how: Option<OpenHow>,
+    name: &'static str,
+) -> Sys<Prepared> {
+    if path.is_empty() {
+        return Err(Errno::ENOENT);
+    }
+    if how.is_none() && flags & O_TMPFILE != 0 {
+        // The kernel's own check of the flags, before any lookup.
+        if let Err(Errno::EINVAL) = fsops::openat(None, c"", flags & !libc::O_CREAT, mode) {
+            return Err(Errno::EINVAL);
+        }
+    }
+    let follow = flags & libc::O_NOFOLLOW == 0
+        && flags & (libc::O_CREAT | libc::O_EXCL) != (libc::O_CREAT | libc::O_EXCL);
+    let beneath =
+        how.is_some_and(|h| h.resolve & (walk::RESOLVE_BENEATH | walk::RESOLVE_IN_ROOT) != 0);
+    let start = if beneath {
+        // These resolve absolute paths from the dirfd, or refuse them.
+        w.base(&Base::Fd(dirfd))?
+    } else {
+        start_for(w, dirfd, path)?
+    };
+    let write = |paths: Vec<Resolved>, action: Action| {
+        Ok(Prepared::Write {
+            syscall: name,
+            paths,
+            action,
+        })
+    };
+    if flags & O_TMPFILE != 0 {
+        // The path names the directory the file is made in.
+        let dir = w.object(start, path, flags & libc::O_NOFOLLOW == 0)?;
+        let paths = vec![held_res(&dir)?];
+        return write(
+            paths,
+            Action::Reopen {
+                obj: dir,
+                flags,
+                mode,
+            },
+        );
+    }
+    let mut entry = w.parent(start, path)?;
+    loop {
+        if entry.special() || !follow {
+            // Nothing to follow: `.`, `..` and trailing slashes can only be directories,
+            // which no write open succeeds on; O_NOFOLLOW and O_CREAT|O_EXCL fail on a
+            // symlink in the kernel.
+            break;
+        }
+        match fsops::lstatat(entry.dir.as_fd(), &entry.name) {
+            Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => match w.last(entry, true)? {
+                Last::Link(next) => entry = next,
+                // A /proc magic link, or /proc/self: the object itself.
+                Last::Object(obj) => {
+                    let paths = vec![held_res(&obj)?];
+                    return write(paths, Action::Reopen { obj, flags, mode });
+                }
+            },
+            Ok(st)
+                if st.st_mode & libc::S_IFMT == libc::S_IFCHR
+                    && st.st_rdev == libc::makedev(5, 0) =>
+            {
+                // /dev/tty: the target's controlling terminal, not the daemon's.
+                let obj = controlling_tty(t.tid)?;
+                let paths = vec![Resolved::Path(PathBuf::from("/dev/tty"))];
+                return write(paths, Action::Reopen { obj, flags, mode });
+            }
+            _ => break,
+        }
+    }
+    let paths = vec![entry_res(&entry)?];
+    write(
+        paths,
+        Action::Open {
+            entry,
+            flags,
+            mode,
+            how,
+        },
+    )
+}
+
+/// The target's controlling terminal, held: one of its descriptors open on it.
+fn controlling_tty(tid: i32) -> Sys<OwnedFd> {
+    let stat = std::fs::read_to_string(format!("/proc/{tid}/stat")).map_err(|_| Errno::ESRCH)?;
+    // The fields after the command name, which may hold spaces and parentheses.
+    let after = &stat[stat.rfind(')').ok_or(Errno::ESRCH)? + 2..];
+    let tty_nr: u64 = after
+        .split(' ')
+        .nth(4)
+        .and_then(|v| v.parse().ok())
+        .ok_or(Errno::ESRCH)?;
+    if tty_nr == 0 {
+        return Err(Errno::ENXIO);
+    }
+    let dev = libc::makedev(
+        ((tty_nr >> 8) & 0xfff) as u32,
+        ((tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00)) as u32,
+    );
+    let dir = std::fs::read_dir(format!("/proc/{tid}/fd")).map_err(|_| Errno::ENXIO)?;
+    for e in dir.flatten() {
+        let p = CString::new(e.path().into_os_string().into_encoded_bytes()).unwrap_or_default();
+        if let Ok(fd) = fsops::open_path(None, &p, false) {
+            if let Ok(st) = fsops::fstat(fd.as_fd()) {
+                if st.st_mode & libc::S_IFMT == libc::S_IFCHR && st.st_rdev == dev {
+                    return Ok(fd);
+                }
+            }
+        }
+    }
+    Err(Errno::ENXIO)
+}
+
+/// What performing gives: the syscall's answer, or a descriptor to install and return.
+pub enum Outcome {
+    Reply(Reply),
+    Fd {
+        fd: OwnedFd,
+        cloexec: bool,
+    },
+    /// The entry changed under the check (it became a symlink): prepare again.
+    Raced,
+}
+
+impl From<Sys<()>> for Outcome {
+    fn from(r: Sys<()>) -> Outcome {
+        Outcome::Reply(match r {
+            Ok(()) => Reply::Value(0),
+            Err(e) => Reply::Fail(e as i32),
+        })
+    }
+}
+
+/// The target's umask, from `/proc/TID/status`.
+fn umask_of(tid: i32) -> Sys<u32> {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| Errno::ESRCH)?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        .ok_or(Errno::ESRCH)
+}
+
+thread_local! {
+    static OWN_FS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with the target's umask, in this thread only.
+fn with_umask<T>(tid: i32, f: impl FnOnce() -> T) -> Sys<T> {
+    if !OWN_FS.with(|o| o.get()) {
+        fsops::unshare_fs()?;
+        OWN_FS.with(|o| o.set(true));
+    }
+    let mask = umask_of(tid)?;
+    let old = fsops::umask(mask);
+    let r = f();
+    fsops::umask(old);
+    Ok(r)
+}
+
+const O_NOCTTY: i32 = libc::O_NOCTTY;
+
+impl Action {
+    /// Whether performing may block for as long as the target would have: opening a FIFO
+    /// waits for the other end. Such an action is performed on a thread of its own.
+    pub fn may_block(&self) -> bool {
+        let (st, flags) = match self {
+            Action::Open { entry, flags, .. } if !entry.special() => {
+                (fsops::lstatat(entry.dir.as_fd(), &entry.name), *flags)
+            }
+            Action::Reopen { obj, flags, .. } => (fsops::fstat(obj.as_fd()), *flags),
+            _ => return false,
+        };
+        let fifo = st.is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO);
+        fifo && flags & libc::O_NONBLOCK == 0 && flags & libc::O_ACCMODE != libc::O_RDWR
+    }
+
+    /// Performs the operation for thread `tid`.
+    pub fn perform(&self, tid: i32) -> Outcome {
+        match self {
+            Action::Open {
+                entry,
+                flags,
+                mode,
+                how,
+            } => {
+                let follow = flags & libc::O_NOFOLLOW == 0;
+                // The entry was checked not to be a symlink; if it became one, the kernel's
+                // ELOOP tells us and the open is prepared again.
+                let f = (flags | O_NOCTTY | libc::O_NOFOLLOW) & !libc::O_CLOEXEC;
+                let r = with_umask(tid, || match how {
+                    Some(h) => {
+                        let h = OpenHow {
+                            flags: (f | libc::O_CLOEXEC) as u64,
+                            mode: h.mode,
+                            resolve: h.resolve | walk::RESOLVE_NO_SYMLINKS,
+                        };
+                        fsops::openat2(entry.dir.as_raw_fd(), &entry.name, &h)
+                    }
+                    None => fsops::openat(Some(entry.dir.as_fd()), &entry.name, f, *mode),
+                });
+                match r {
+                    Err(e) | Ok(Err(e)) if e == Errno::ELOOP && follow && !entry.special() => {
+                        Outcome::Raced
+                    }
+                    Err(e) | Ok(Err(e)) => Outcome::Reply(Reply::Fail(e as i32)),
+                    Ok(Ok(fd)) => fifo_fixup(fd, *flags),
+                }
+            }
+            Action::Reopen { obj, flags, mode } => {
+                let f = (flags | O_NOCTTY) & !libc::O_CLOEXEC;
+                let r = if flags & O_TMPFILE != 0 {
+                    with_umask(tid, || fsops::openat(Some(obj.as_fd()), c".", f, *mode))
+                } else {
+                    Ok(fsops::openat(
+                        None,
+                        &walk::self_path(obj.as_fd()),
+                        f & !libc::O_CREAT & !libc::O_EXCL,
+                        0,
+                    ))
+                };
+                match r {
+                    Err(e) | Ok(Err(e)) => Outcome::Reply(Reply::Fail(e as i32)),
+                    Ok(Ok(fd)) => fifo_fixup(fd, *flags),
+                }
+            }
+            Action::Mkdir { entry, mode } => flatten(with_umask(tid, || {
+                fsops::mkdirat(entry.dir.as_fd(), &entry.name, *mode)
+            })),
+            Action::Mknod { entry, mode, dev } => flatten(with_umask(tid, || {
+                fsops::mknodat(entry.dir.as_fd(), &entry.name, *mode, *dev)
+            })),
+            Action::Unlink { entry, flags } => {
+                fsops::unlinkat(entry.dir.as_fd(), &entry.name, *flags).into()
+            }
+            Action::Rename { from, to, flags } => fsops::renameat2(
+                from.dir.as_fd(),
+                &from.name,
+                to.dir.as_fd(),
+                &to.name,
+                *flags,
+            )
+            .into(),
+            Action::Link { from, to, empty } => match from {
+                Obj::Held(fd) if *empty => fsops::linkat(
+                    Some(fd.as_fd()),
+                    c"",
+                    to.dir.as_fd(),
+                    &to.name,
+                    libc::AT_EMPTY_PATH,
+                )
+                .into(),
+                Obj::Held(fd) => fsops::linkat(
+                    None,
+                    &walk::self_path(fd.as_fd()),
+                    to.dir.as_fd(),
+                    &to.name,
+                    libc::AT_SYMLINK_FOLLOW,
+                )
+                .into(),
+                Obj::Entry(e) => {
+                    fsops::linkat(Some(e.dir.as_fd()), &e.name, to.dir.as_fd(), &to.name, 0).into()
+                }
+            },
+            Action::Symlink { target, entry } => {
+                fsops::symlinkat(target, entry.dir.as_fd(), &entry.name).into()
+            }
+            Action::Chmod { obj, mode } => match obj {
+                Obj::Held(fd) => fsops::fchmodat(None, &walk::self_path(fd.as_fd()), *mode).into(),
+                Obj::Entry(e) => fsops::fchmodat2(
+                    Some(e.dir.as_fd()),
+                    &e.name,
+                    *mode,
+                    libc::AT_SYMLINK_NOFOLLOW,
+                )
+                .into(),
+            },
+            Action::Chown { obj, uid, gid } => match obj {
+                Obj::Held(fd) => {
+                    fsops::fchownat(Some(fd.as_fd()), c"", *uid, *gid, libc::AT_EMPTY_PATH).into()
+                }
+                Obj::Entry(e) => fsops::fchownat(
+                    Some(e.dir.as_fd()),
+                    &e.name,
+                    *uid,
+                    *gid,
+                    libc::AT_SYMLINK_NOFOLLOW,
+                )
+                .into(),
+            },
+            Action::Truncate { obj, len } => {
+                fsops::truncate(&walk::self_path(obj.as_fd()), *len).into()
+            }
+            Action::Times { obj, times } => match obj {
+                Obj::Held(fd) => {
+                    fsops::utimensat(None, &walk::self_path(fd.as_fd()), times.as_ref(), 0).into()
+                }
+                Obj::Entry(e) => fsops::utimensat(
+                    Some(e.dir.as_fd()),
+                    &e.name,
+                    times.as_ref(),
+                    libc::AT_SYMLINK_NOFOLLOW,
+                )
+                .into(),
+            },
+            Action::SetXattr {
+                obj,
+                name,
+                value,
+                flags,
+            } => match obj {
+                Obj::Held(fd) => {
+                    fsops::setxattr(&walk::self_path(fd.as_fd()), name, value, *flags, false).into()
+                }
+                Obj::Entry(e) => {
+                    fsops::setxattr(&entry_self_path(e), name, value, *flags, true).into()
+                }
+            },
+            Action::RemoveXattr { obj, name } => match obj {
+                Obj::Held(fd) => {
+                    fsops::removexattr(&walk::self_path(fd.as_fd()), name, false).into()
+                }
+                Obj::Entry(e) => fsops::removexattr(&entry_self_path(e), name, true).into(),
+            },
+            Action::Ioctl { fd, cmd, arg } => {
+                let r = match arg {
+                    Arg::Fd(src) => fsops::ioctl_val(fd.as_fd(), *cmd, src.as_raw_fd() as u64),
+                    Arg::Bytes(b) => {
+                        let mut b = b.clone();
+                        fsops::ioctl_ptr(fd.as_fd(), *cmd, &mut b)
+                    }
+                    Arg::Range(b, src) => {
+                        let mut b = b.clone();
+                        b.splice(0..8, (src.as_raw_fd() as i64).to_ne_bytes());
+                        fsops::ioctl_ptr(fd.as_fd(), *cmd, &mut b)
+                    }
+                };
+                Outcome::Reply(match r {
+                    Ok(v) => Reply::Value(v),
+                    Err(e) => Reply::Fail(e as i32),
+                })
+            }
+            Action::Bind { sock, entry, addr } => {
+                // The name alone, from the held directory made this thread's cwd: the socket
+                // is made in that very directory.
+                let mut a = addr[..2].to_vec();
+                a.extend_from_slice(entry.name.as_bytes());
+                a.push(0);
+                flatten(with_umask(tid, || {
+                    fsops::fchdir(entry.dir.as_fd()).and_then(|()| fsops::bind(sock.as_fd(), &a))
+                }))
+            }
+        }
+    }
+}
+
+fn flatten(r: Sys<Sys<()>>) -> Outcome {
+    r.and_then(|x| x).into()
+}
+
+/// `/proc/self/fd/D/NAME`: the entry itself, for the calls with no `*at` form (the `l*xattr`
+/// calls do not follow the last component).
+fn entry_self_path(e: &Entry) -> CString {
+    let mut p = walk::self_path(e.dir.as_fd()).into_bytes();
+    p.push(b'/');
+    p.extend_from_slice(e.name.as_bytes());
+    CString::new(p).unwrap_or_default()
+}
+
+/// The descriptor to install, as the target asked for it.
+fn fifo_fixup(fd: OwnedFd, flags: i32) -> Outcome {
+    Outcome::Fd {
+        fd,
+        cloexec: flags & libc::O_CLOEXEC != 0,
+    }
+}
+
+/// Answers notification `id` with what performing gave. A descriptor the target can no
+/// longer take (it died) is closed with the action.
+pub fn answer(listener: BorrowedFd<'_>, id: u64, outcome: Outcome) {
+    match outcome {
+        Outcome::Reply(r) => {
+            let _ = seccomp::send(listener, id, r);
+        }
+        Outcome::Fd { fd, cloexec } => {
+            if let Err(e) = seccomp::send_fd(listener, id, fd.as_fd(), cloexec) {
+                // Installing failed in the target (EMFILE...): the syscall fails so.
+                if let Some(errno) = e.raw_os_error().filter(|&x| x != libc::ENOENT) {
+                    let _ = seccomp::send(listener, id, Reply::Fail(errno));
+                }
+            }
+        }
+        Outcome::Raced => {
+            let _ = seccomp::send(listener, id, Reply::Fail(libc::ELOOP));
+        }
+    }
+}

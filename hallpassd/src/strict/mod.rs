@@ -1,0 +1,6 @@
+//! Strict mode: the daemon performs each write itself through descriptors it holds, so
+//! what was decided is what happens to the real file (`emulate.rs`), after a lookup made of
+//! descriptors (`walk.rs`).
+
+pub mod emulate;
+pub mod walk;

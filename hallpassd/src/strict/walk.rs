@@ -1,0 +1,526 @@
+//! Path lookup through descriptors, as the target's kernel lookup would do it, except that
+//! every step is a descriptor the daemon holds: what is decided on is what was opened, and a
+//! symlink or directory swapped afterwards changes nothing.
+//!
+//! Each component is opened `O_PATH|O_NOFOLLOW` relative to the last. Symlinks are read and
+//! walked in place of the component (at most 40, path_resolution(7)). `/proc/self` and
+//! `/proc/thread-self` are taken for the target; `/proc` magic links (`/proc/PID/fd/N`,
+//! `cwd`, `root`) are followed by the kernel, which gives the very object the target's
+//! descriptor names. The root is the daemon's `/`, which is the target's: the filter refuses
+//! `chroot`, `pivot_root`, `setns`, mounts and new mount namespaces.
+
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+
+use nix::errno::Errno;
+
+use crate::sys::fsops::{self, Sys};
+
+/// `MAXSYMLINKS` (include/linux/namei.h).
+const MAX_LINKS: u32 = 40;
+/// `NAME_MAX`.
+const NAME_MAX: usize = 255;
+
+// include/uapi/linux/openat2.h
+pub const RESOLVE_NO_XDEV: u64 = 0x01;
+pub const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+pub const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+pub const RESOLVE_BENEATH: u64 = 0x08;
+pub const RESOLVE_IN_ROOT: u64 = 0x10;
+
+/// The process a lookup is made for.
+#[derive(Clone, Copy, Debug)]
+pub struct Who {
+    pub tid: i32,
+    pub tgid: i32,
+    /// The session's first process: its descendants may reopen each other's pipes.
+    pub session: i32,
+}
+
+/// A directory held, and the name of the last component in it as written (trailing slashes
+/// kept, so the kernel applies its own rules for them; `.`, `..` and `/` possible).
+pub struct Entry {
+    pub dir: OwnedFd,
+    pub name: CString,
+}
+
+impl Entry {
+    /// The name without trailing slashes.
+    pub fn bare(&self) -> &[u8] {
+        let b = self.name.as_bytes();
+        let end = b
+            .iter()
+            .rposition(|&c| c != b'/')
+            .map_or(b.len().min(1), |i| i + 1);
+        &b[..end]
+    }
+
+    /// Whether the name is one the lookup would not create or follow: `.`, `..`, `/`, or
+    /// one with trailing slashes.
+    pub fn special(&self) -> bool {
+        let b = self.name.as_bytes();
+        b == b"." || b == b".." || b.ends_with(b"/")
+    }
+}
+
+/// How a lookup may go, from `openat2`'s `resolve` (0 for the other syscalls).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Rules {
+    pub resolve: u64,
+}
+
+/// What every lookup of a session starts from, opened once: the root, and `/proc`'s device
+/// and inode (a walk that steps into `/proc` takes `self` for the target).
+pub struct Roots {
+    root: OwnedFd,
+    proc_dev: u64,
+    proc_ino: u64,
+}
+
+impl Roots {
+    pub fn new() -> Sys<Roots> {
+        let root = fsops::open_path(None, c"/", false)?;
+        let proc = fsops::open_path(None, c"/proc", false)?;
+        let st = fsops::fstat(proc.as_fd())?;
+        Ok(Roots {
+            root,
+            proc_dev: st.st_dev,
+            proc_ino: st.st_ino,
+        })
+    }
+
+    /// A descriptor of the root, to walk an absolute path from.
+    pub fn root(&self) -> Sys<OwnedFd> {
+        dup(&self.root)
+    }
+}
+
+/// A lookup for one target.
+pub struct Walker<'r> {
+    who: Who,
+    roots: &'r Roots,
+    /// Symlinks followed so far in this lookup.
+    links: u32,
+    rules: Rules,
+    /// With `RESOLVE_BENEATH` or `IN_ROOT`: how deep below the start the walk is.
+    depth: i64,
+    start_dev: u64,
+    /// With `RESOLVE_IN_ROOT`: the start, which absolute paths and `..` cannot leave.
+    in_root: Option<OwnedFd>,
+}
+
+/// Where a relative path starts.
+pub enum Base {
+    Cwd,
+    Fd(i32),
+}
+
+fn cstr(b: &[u8]) -> Sys<CString> {
+    CString::new(b).map_err(|_| Errno::EINVAL)
+}
+
+impl<'r> Walker<'r> {
+    pub fn new(who: Who, rules: Rules, roots: &'r Roots) -> Walker<'r> {
+        Walker {
+            who,
+            roots,
+            links: 0,
+            rules,
+            depth: 0,
+            start_dev: 0,
+            in_root: None,
+        }
+    }
+
+    pub fn roots(&self) -> &Roots {
+        self.roots
+    }
+
+    fn is_proc_root(&self, st: &libc::stat) -> bool {
+        st.st_dev == self.roots.proc_dev && st.st_ino == self.roots.proc_ino
+    }
+
+    /// The directory a relative path starts from: the target's cwd or the object behind one
+    /// of its descriptors, opened through `/proc` (the kernel follows the magic link to the
+    /// object itself). A descriptor that is not open is `EBADF`.
+    pub fn base(&self, base: &Base) -> Sys<OwnedFd> {
+        let link = match base {
+            Base::Cwd => format!("/proc/{}/cwd", self.who.tid),
+            Base::Fd(fd) if *fd == libc::AT_FDCWD => format!("/proc/{}/cwd", self.who.tid),
+            Base::Fd(fd) if *fd < 0 => return Err(Errno::EBADF),
+            Base::Fd(fd) => format!("/proc/{}/fd/{fd}", self.who.tid),
+        };
+        fsops::open_path(None, &cstr(link.as_bytes())?, false).map_err(|e| match (base, e) {
+            (Base::Fd(_), Errno::ENOENT) => Errno::EBADF,
+            (_, e) => e,
+        })
+    }
+
+    /// Walks `path` from `start` up to its last component, which is returned unresolved
+    /// with the directory it is in. For syscalls that act on a directory entry (`mkdir`,
+    /// `unlink`, `rename`, creating opens...).
+    pub fn parent(&mut self, start: OwnedFd, path: &[u8]) -> Sys<Entry> {
+        self.depth = 0;
+        self.links = 0;
+        if self.rules.resolve == 0 {
+            if let Some(e) = self.parent_fast(&start, path)? {
+                return Ok(e);
+            }
+        }
+        if self.rules.resolve & RESOLVE_NO_XDEV != 0 {
+            self.start_dev = fsops::fstat(start.as_fd())?.st_dev;
+        }
+        self.in_root = if self.rules.resolve & RESOLVE_IN_ROOT != 0 {
+            Some(dup(&start)?)
+        } else {
+            None
+        };
+        self.walk_parent(start, path)
+    }
+
+    /// The common case in one syscall: a path whose directories hold no symlink at all is
+    /// opened by the kernel with symlinks refused, which is exactly the walk below. `None`
+    /// when there is one (ELOOP): then the walk does it step by step.
+    fn parent_fast(&mut self, start: &OwnedFd, path: &[u8]) -> Sys<Option<Entry>> {
+        // All slashes, or one component: nothing to open first.
+        let Some(end) = path.iter().rposition(|&c| c != b'/') else {
+            return Ok(None);
+        };
+        let Some(i) = path[..=end].iter().rposition(|&c| c == b'/') else {
+            return Ok(None);
+        };
+        let (dir, name, last) = (&path[..=i], &path[i + 1..], &path[i + 1..=end]);
+        if last.len() > NAME_MAX || last == b"." || last == b".." {
+            return Ok(None);
+        }
+        let how = fsops::OpenHow {
+            flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
+            mode: 0,
+            resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+        };
+        match fsops::openat2(start.as_raw_fd(), &cstr(dir)?, &how) {
+            Ok(d) => Ok(Some(Entry {
+                dir: d,
+                name: cstr(name)?,
+            })),
+            Err(Errno::ELOOP) | Err(Errno::EXDEV) | Err(Errno::EAGAIN) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn walk_parent(&mut self, start: OwnedFd, path: &[u8]) -> Sys<Entry> {
+        let limit = self.rules.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT) != 0;
+        if path.is_empty() {
+            return Err(Errno::ENOENT);
+        }
+        let mut cur = start;
+        let mut rest: Vec<u8> = path.to_vec();
+        loop {
+            if rest.first() == Some(&b'/') {
+                if self.rules.resolve & RESOLVE_BENEATH != 0 {
+                    return Err(Errno::EXDEV);
+                }
+                cur = match &self.in_root {
+                    Some(r) => dup(r)?,
+                    None => self.roots.root()?,
+                };
+                self.depth = 0;
+                let n = rest.iter().position(|&c| c != b'/').unwrap_or(rest.len());
+                rest.drain(..n);
+                if rest.is_empty() {
+                    return Ok(Entry {
+                        dir: cur,
+                        name: c"/".into(),
+                    });
+                }
+            }
+            let end = rest.iter().position(|&c| c == b'/').unwrap_or(rest.len());
+            let after = rest[end..].iter().position(|&c| c != b'/');
+            let comp: Vec<u8> = rest[..end].to_vec();
+            if after.is_none() {
+                if comp.len() > NAME_MAX {
+                    return Err(Errno::ENAMETOOLONG);
+                }
+                if comp == b".." && limit && self.depth <= 0 {
+                    if self.in_root.is_none() {
+                        return Err(Errno::EXDEV);
+                    }
+                    return Ok(Entry {
+                        dir: cur,
+                        name: c".".into(),
+                    });
+                }
+                return Ok(Entry {
+                    dir: cur,
+                    name: cstr(&rest)?,
+                });
+            }
+            rest.drain(..end + after.unwrap_or(0));
+            cur = self.step(cur, &comp, &mut rest)?;
+        }
+    }
+
+    /// One intermediate component: the directory it leads to (a symlink's target is put in
+    /// front of `rest` instead, and the walk goes on from `cur`).
+    fn step(&mut self, cur: OwnedFd, comp: &[u8], rest: &mut Vec<u8>) -> Sys<OwnedFd> {
+        if comp == b"." {
+            return Ok(cur);
+        }
+        if comp.len() > NAME_MAX {
+            return Err(Errno::ENAMETOOLONG);
+        }
+        let limit = self.rules.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT) != 0;
+        if comp == b".." {
+            if limit && self.depth <= 0 {
+                return match &self.in_root {
+                    // Above the root is the root.
+                    Some(r) => dup(r),
+                    None => Err(Errno::EXDEV),
+                };
+            }
+            self.depth -= 1;
+            let up = fsops::open_path(Some(cur.as_fd()), c"..", true)?;
+            self.check_xdev(&up)?;
+            return Ok(up);
+        }
+        let name = cstr(comp)?;
+        let fd = fsops::open_path(Some(cur.as_fd()), &name, true)?;
+        let st = fsops::fstat(fd.as_fd())?;
+        if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
+            if st.st_dev == self.roots.proc_dev {
+                let in_proc_root = self.is_proc_root(&fsops::fstat(cur.as_fd())?);
+                if in_proc_root && (comp == b"self" || comp == b"thread-self") {
+                    // The target's own entry, not the daemon's.
+                    let own = self.own_proc(comp);
+                    self.link(own.as_bytes(), rest)?;
+                    return Ok(cur);
+                }
+                if !in_proc_root {
+                    // A magic link: the kernel follows it to the object itself.
+                    if self.rules.resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS) != 0 {
+                        return Err(Errno::ELOOP);
+                    }
+                    let obj = self.magic(&cur, &name)?;
+                    let st = fsops::fstat(obj.as_fd())?;
+                    return self.enter_dir(obj, &st);
+                }
+            }
+            let text = fsops::readlinkat(fd.as_fd(), c"")?;
+            self.link(&text, rest)?;
+            return Ok(cur);
+        }
+        self.enter_dir(fd, &st)
+    }
+
+    /// What `/proc/self` or `/proc/thread-self` is for the target.
+    fn own_proc(&self, comp: &[u8]) -> String {
+        if comp == b"self" {
+            format!("{}", self.who.tgid)
+        } else {
+            format!("{}/task/{}", self.who.tgid, self.who.tid)
+        }
+    }
+
+    /// Follows the magic link `name` in the `/proc` directory `dir`. What is not a file (a
+    /// pipe, a socket) may be reopened only from the writer's own entries or those of its
+    /// session: another process's (the launcher's journal, the daemon's sockets) is not the
+    /// writer's to reach into.
+    fn magic(&mut self, dir: &OwnedFd, name: &CString) -> Sys<OwnedFd> {
+        self.count_link()?;
+        let obj = fsops::open_path(Some(dir.as_fd()), name, false)?;
+        if path_of(obj.as_fd())?.is_none() {
+            let owner = path_of(dir.as_fd())?
+                .as_deref()
+                .and_then(crate::resolve::proc_pid);
+            let ok = owner.is_some_and(|pid| {
+                pid == self.who.tgid
+                    || pid == self.who.tid
+                    || crate::resolve::descends_from(pid, self.who.session)
+            });
+            if !ok {
+                return Err(Errno::EACCES);
+            }
+        }
+        Ok(obj)
+    }
+
+    fn enter_dir(&mut self, fd: OwnedFd, st: &libc::stat) -> Sys<OwnedFd> {
+        if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+            return Err(Errno::ENOTDIR);
+        }
+        self.check_xdev(&fd)?;
+        // Search permission on it is checked by the kernel when the next component is
+        // looked up relative to it, as on the target's own walk.
+        self.depth += 1;
+        Ok(fd)
+    }
+
+    fn check_xdev(&self, fd: &OwnedFd) -> Sys<()> {
+        if self.rules.resolve & RESOLVE_NO_XDEV != 0
+            && fsops::fstat(fd.as_fd())?.st_dev != self.start_dev
+        {
+            return Err(Errno::EXDEV);
+        }
+        Ok(())
+    }
+
+    fn count_link(&mut self) -> Sys<()> {
+        self.links += 1;
+        if self.links > MAX_LINKS {
+            return Err(Errno::ELOOP);
+        }
+        Ok(())
+    }
+
+    /// Puts a symlink's target in front of what is left to walk.
+    fn link(&mut self, text: &[u8], rest: &mut Vec<u8>) -> Sys<()> {
+        if self.rules.resolve & RESOLVE_NO_SYMLINKS != 0 {
+            return Err(Errno::ELOOP);
+        }
+        self.count_link()?;
+        if text.is_empty() {
+            return Err(Errno::ENOENT);
+        }
+        let mut v = Vec::with_capacity(text.len() + 1 + rest.len());
+        v.extend_from_slice(text);
+        if !rest.is_empty() {
+            v.push(b'/');
+            v.extend_from_slice(rest);
+        }
+        *rest = v;
+        Ok(())
+    }
+
+    /// Resolves `path` from `start` to the object it names, the last component followed if
+    /// `follow` (or if written with a trailing slash). An `O_PATH` descriptor of it.
+    pub fn object(&mut self, start: OwnedFd, path: &[u8], follow: bool) -> Sys<OwnedFd> {
+        let mut e = self.parent(start, path)?;
+        loop {
+            match self.last(e, follow)? {
+                Last::Object(fd) => return Ok(fd),
+                Last::Link(next) => e = next,
+            }
+        }
+    }
+
+    /// The last component of `e`: the object, or (a symlink followed) the next entry to look
+    /// at.
+    pub fn last(&mut self, e: Entry, follow: bool) -> Sys<Last> {
+        let slash = e.name.as_bytes().ends_with(b"/") && e.name.as_bytes() != b"/";
+        let bare = e.bare().to_vec();
+        if bare == b"/" {
+            return Ok(Last::Object(dup(&e.dir)?));
+        }
+        if bare == b"." || bare == b".." {
+            let mut rest = Vec::new();
+            let d = self.step(e.dir, &bare, &mut rest)?;
+            return Ok(Last::Object(d));
+        }
+        let name = cstr(&bare)?;
+        let fd = fsops::open_path(Some(e.dir.as_fd()), &name, true)?;
+        let st = fsops::fstat(fd.as_fd())?;
+        let is_link = st.st_mode & libc::S_IFMT == libc::S_IFLNK;
+        if is_link && (follow || slash) {
+            let in_proc_root = st.st_dev == self.roots.proc_dev
+                && self.is_proc_root(&fsops::fstat(e.dir.as_fd())?);
+            if in_proc_root && (bare == b"self" || bare == b"thread-self") {
+                let mut rest = self.own_proc(&bare).into_bytes();
+                if slash {
+                    rest.push(b'/');
+                }
+                return self.relink(e.dir, rest);
+            }
+            if st.st_dev == self.roots.proc_dev && !in_proc_root {
+                if self.rules.resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS) != 0 {
+                    return Err(Errno::ELOOP);
+                }
+                let obj = self.magic(&e.dir, &name)?;
+                if slash && !is_dir(&obj)? {
+                    return Err(Errno::ENOTDIR);
+                }
+                return Ok(Last::Object(obj));
+            }
+            let mut text = fsops::readlinkat(fd.as_fd(), c"")?;
+            if self.rules.resolve & RESOLVE_NO_SYMLINKS != 0 {
+                return Err(Errno::ELOOP);
+            }
+            self.count_link()?;
+            if text.is_empty() {
+                return Err(Errno::ENOENT);
+            }
+            if slash {
+                text.push(b'/');
+            }
+            return self.relink(e.dir, text);
+        }
+        if slash && !is_link && !is_dir(&fd)? {
+            return Err(Errno::ENOTDIR);
+        }
+        Ok(Last::Object(fd))
+    }
+
+    /// The entry a followed symlink leads to, walked from the directory it is in.
+    fn relink(&mut self, dir: OwnedFd, text: Vec<u8>) -> Sys<Last> {
+        Ok(Last::Link(self.walk_parent(dir, &text)?))
+    }
+}
+
+/// What the last component turned out to be.
+pub enum Last {
+    Object(OwnedFd),
+    Link(Entry),
+}
+
+fn is_dir(fd: &OwnedFd) -> Sys<bool> {
+    Ok(fsops::fstat(fd.as_fd())?.st_mode & libc::S_IFMT == libc::S_IFDIR)
+}
+
+pub fn dup(fd: &OwnedFd) -> Sys<OwnedFd> {
+    fd.try_clone()
+        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EMFILE)))
+}
+
+/// The path of an object the daemon holds, as the kernel names it (`/proc/self/fd/N`), for
+/// the policy. `None` for what is not a file on disk (a pipe, socket, anonymous inode).
+pub fn path_of(fd: BorrowedFd<'_>) -> Sys<Option<PathBuf>> {
+    use std::os::fd::AsRawFd;
+    let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    let mut b = std::fs::read_link(link)
+        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?
+        .into_os_string()
+        .into_vec();
+    if b.first() != Some(&b'/') || b.starts_with(b"/memfd:") {
+        return Ok(None);
+    }
+    // An unlinked object keeps the name it had: decide on that.
+    if let Some(s) = b.strip_suffix(b" (deleted)") {
+        b = s.to_vec();
+    }
+    Ok(Some(PathBuf::from(std::ffi::OsString::from_vec(b))))
+}
+
+/// `/proc/self/fd/N` of a descriptor the daemon holds: a name for that very object in path
+/// calls (`chmod`, `truncate`, `setxattr`) that have no descriptor form for `O_PATH`.
+pub fn self_path(fd: BorrowedFd<'_>) -> CString {
+    use std::os::fd::AsRawFd;
+    CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap()
+}
+
+/// The decision path of `name` in directory `dir`.
+pub fn entry_path(e: &Entry) -> Sys<Option<PathBuf>> {
+    let Some(mut p) = path_of(e.dir.as_fd())? else {
+        return Ok(None);
+    };
+    let bare = e.bare();
+    match bare {
+        b"/" => return Ok(Some(PathBuf::from("/"))),
+        b"." => {}
+        b".." => {
+            p.pop();
+        }
+        _ => p.push(std::ffi::OsStr::from_bytes(bare)),
+    }
+    Ok(Some(p))
+}

@@ -1,0 +1,335 @@
+//! The file system calls strict mode makes on the target's behalf, relative to descriptors it
+//! holds: thin wrappers that return the kernel's errno unchanged, because that errno is the
+//! answer the target gets.
+//!
+//! Each call passes only pointers to live, NUL-terminated buffers or plain values; none keeps
+//! a pointer past its return.
+
+use std::ffi::CStr;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+use nix::errno::Errno;
+
+pub type Sys<T> = Result<T, Errno>;
+
+fn fd_result(r: libc::c_long) -> Sys<OwnedFd> {
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
+    }
+}
+
+fn unit(r: libc::c_long) -> Sys<()> {
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// `openat(dir, name, flags, mode)`, with `O_CLOEXEC` always added: the daemon's copy never
+/// leaks into a child (the flag the target asked for is given back when the descriptor is
+/// installed). `dir` may be `None` for an absolute name.
+pub fn openat(dir: Option<BorrowedFd<'_>>, name: &CStr, flags: i32, mode: u32) -> Sys<OwnedFd> {
+    let d = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: `name` is a live NUL-terminated string.
+    fd_result(unsafe { libc::openat(d, name.as_ptr(), flags | libc::O_CLOEXEC, mode) } as _)
+}
+
+/// `struct open_how` (`include/uapi/linux/openat2.h`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenHow {
+    pub flags: u64,
+    pub mode: u64,
+    pub resolve: u64,
+}
+
+/// `openat2(dir, name, how)`. `dir` may be a raw number (even an invalid one, to have the
+/// kernel validate `how` alone).
+pub fn openat2(dir: RawFd, name: &CStr, how: &OpenHow) -> Sys<OwnedFd> {
+    // SAFETY: `name` and `how` are live for the call; the size passed is `how`'s.
+    fd_result(unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir,
+            name.as_ptr(),
+            how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    })
+}
+
+/// An `O_PATH` descriptor of `name` in `dir` (the object itself when `nofollow`).
+pub fn open_path(dir: Option<BorrowedFd<'_>>, name: &CStr, nofollow: bool) -> Sys<OwnedFd> {
+    let f = libc::O_PATH | if nofollow { libc::O_NOFOLLOW } else { 0 };
+    openat(dir, name, f, 0)
+}
+
+pub fn fstat(fd: BorrowedFd<'_>) -> Sys<libc::stat> {
+    // SAFETY: an all-zero `struct stat` is a valid value; the kernel fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a live, writable `struct stat`.
+    unit(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } as _)?;
+    Ok(st)
+}
+
+/// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`.
+pub fn lstatat(dir: BorrowedFd<'_>, name: &CStr) -> Sys<libc::stat> {
+    // SAFETY: as in `fstat`.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` is NUL-terminated and `st` is a live, writable `struct stat`.
+    unit(unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    } as _)?;
+    Ok(st)
+}
+
+/// The target of the symlink `name` in `dir` (of `dir` itself for an empty name).
+pub fn readlinkat(dir: BorrowedFd<'_>, name: &CStr) -> Sys<Vec<u8>> {
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: `buf` is live and writable for its whole length, which is what we pass.
+    let n = unsafe {
+        libc::readlinkat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 {
+        return Err(Errno::last());
+    }
+    buf.truncate(n as usize);
+    Ok(buf)
+}
+
+pub fn mkdirat(dir: BorrowedFd<'_>, name: &CStr, mode: u32) -> Sys<()> {
+    // SAFETY: `name` is NUL-terminated.
+    unit(unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), mode) } as _)
+}
+
+pub fn mknodat(dir: BorrowedFd<'_>, name: &CStr, mode: u32, dev: u64) -> Sys<()> {
+    // SAFETY: `name` is NUL-terminated.
+    unit(unsafe { libc::mknodat(dir.as_raw_fd(), name.as_ptr(), mode, dev) } as _)
+}
+
+pub fn unlinkat(dir: BorrowedFd<'_>, name: &CStr, flags: i32) -> Sys<()> {
+    // SAFETY: `name` is NUL-terminated.
+    unit(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flags) } as _)
+}
+
+pub fn renameat2(
+    old_dir: BorrowedFd<'_>,
+    old: &CStr,
+    new_dir: BorrowedFd<'_>,
+    new: &CStr,
+    flags: u32,
+) -> Sys<()> {
+    // SAFETY: both names are NUL-terminated.
+    unit(unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            old_dir.as_raw_fd(),
+            old.as_ptr(),
+            new_dir.as_raw_fd(),
+            new.as_ptr(),
+            flags,
+        )
+    })
+}
+
+pub fn linkat(
+    old_dir: Option<BorrowedFd<'_>>,
+    old: &CStr,
+    new_dir: BorrowedFd<'_>,
+    new: &CStr,
+    flags: i32,
+) -> Sys<()> {
+    let o = old_dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: both names are NUL-terminated.
+    unit(unsafe { libc::linkat(o, old.as_ptr(), new_dir.as_raw_fd(), new.as_ptr(), flags) } as _)
+}
+
+pub fn symlinkat(target: &CStr, dir: BorrowedFd<'_>, name: &CStr) -> Sys<()> {
+    // SAFETY: both strings are NUL-terminated.
+    unit(unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), name.as_ptr()) } as _)
+}
+
+/// `fchmodat2` where the kernel has it (6.6), which alone honours `AT_SYMLINK_NOFOLLOW`.
+pub fn fchmodat2(dir: Option<BorrowedFd<'_>>, name: &CStr, mode: u32, flags: i32) -> Sys<()> {
+    let d = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: `name` is NUL-terminated. 452 is fchmodat2 on every architecture.
+    unit(unsafe { libc::syscall(452, d, name.as_ptr(), mode, flags) })
+}
+
+pub fn fchmodat(dir: Option<BorrowedFd<'_>>, name: &CStr, mode: u32) -> Sys<()> {
+    let d = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: `name` is NUL-terminated. The raw syscall: glibc's wrapper emulates flags.
+    unit(unsafe { libc::syscall(libc::SYS_fchmodat, d, name.as_ptr(), mode) })
+}
+
+pub fn fchownat(
+    dir: Option<BorrowedFd<'_>>,
+    name: &CStr,
+    uid: u32,
+    gid: u32,
+    flags: i32,
+) -> Sys<()> {
+    let d = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: `name` is NUL-terminated.
+    unit(unsafe { libc::fchownat(d, name.as_ptr(), uid, gid, flags) } as _)
+}
+
+/// `utimensat`; `times` `None` sets both to now.
+pub fn utimensat(
+    dir: Option<BorrowedFd<'_>>,
+    name: &CStr,
+    times: Option<&[libc::timespec; 2]>,
+    flags: i32,
+) -> Sys<()> {
+    let d = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    let t = times.map_or(std::ptr::null(), |t| t.as_ptr());
+    // SAFETY: `name` is NUL-terminated; `t` is NULL or points at two live timespecs.
+    unit(unsafe { libc::syscall(libc::SYS_utimensat, d, name.as_ptr(), t, flags) })
+}
+
+/// `setxattr`, or `lsetxattr` when `nofollow`, on an absolute path.
+pub fn setxattr(path: &CStr, name: &CStr, value: &[u8], flags: i32, nofollow: bool) -> Sys<()> {
+    let f = if nofollow {
+        libc::lsetxattr
+    } else {
+        libc::setxattr
+    };
+    // SAFETY: both strings are NUL-terminated; `value` is live for its length.
+    unit(unsafe {
+        f(
+            path.as_ptr(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            flags,
+        )
+    } as _)
+}
+
+pub fn removexattr(path: &CStr, name: &CStr, nofollow: bool) -> Sys<()> {
+    let f = if nofollow {
+        libc::lremovexattr
+    } else {
+        libc::removexattr
+    };
+    // SAFETY: both strings are NUL-terminated.
+    unit(unsafe { f(path.as_ptr(), name.as_ptr()) } as _)
+}
+
+pub fn truncate(path: &CStr, len: i64) -> Sys<()> {
+    // SAFETY: `path` is NUL-terminated.
+    unit(unsafe { libc::truncate(path.as_ptr(), len) } as _)
+}
+
+/// An ioctl whose argument is a pointer to `arg` (read, and for some commands written).
+pub fn ioctl_ptr(fd: BorrowedFd<'_>, cmd: u32, arg: &mut [u8]) -> Sys<i64> {
+    // SAFETY: `arg` is live and writable, and at least as large as the command encodes (the
+    // caller sizes it from the command).
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), cmd as _, arg.as_mut_ptr()) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(r as i64)
+    }
+}
+
+/// An ioctl whose argument is a plain number (`FICLONE`'s source descriptor).
+pub fn ioctl_val(fd: BorrowedFd<'_>, cmd: u32, arg: u64) -> Sys<i64> {
+    // SAFETY: no memory is passed.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), cmd as _, arg) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(r as i64)
+    }
+}
+
+pub fn bind(sock: BorrowedFd<'_>, addr: &[u8]) -> Sys<()> {
+    // SAFETY: `addr` is live for its length, which is what we pass.
+    unit(unsafe {
+        libc::bind(
+            sock.as_raw_fd(),
+            addr.as_ptr().cast(),
+            addr.len() as libc::socklen_t,
+        )
+    } as _)
+}
+
+/// Sets this thread's umask, returning the previous one. Per thread only once the thread
+/// has its own fs context ([`unshare_fs`]).
+pub fn umask(mask: u32) -> u32 {
+    // SAFETY: umask cannot fail and touches no memory.
+    unsafe { libc::umask(mask) }
+}
+
+/// Gives this thread its own cwd and umask (`unshare(CLONE_FS)`), so that setting them for
+/// one target's operation changes nothing for the daemon's other threads.
+pub fn unshare_fs() -> Sys<()> {
+    // SAFETY: no memory is passed.
+    unit(unsafe { libc::unshare(libc::CLONE_FS) } as _)
+}
+
+pub fn fchdir(dir: BorrowedFd<'_>) -> Sys<()> {
+    // SAFETY: no memory is passed.
+    unit(unsafe { libc::fchdir(dir.as_raw_fd()) } as _)
+}
+
+/// A descriptor of process `pid` (`pidfd_open`).
+pub fn pidfd_open(pid: i32) -> Sys<OwnedFd> {
+    // SAFETY: no memory is passed.
+    fd_result(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) })
+}
+
+/// A copy of descriptor `fd` of the process behind `pidfd` (`pidfd_getfd`).
+pub fn pidfd_getfd(pidfd: BorrowedFd<'_>, fd: i32) -> Sys<OwnedFd> {
+    // SAFETY: no memory is passed.
+    fd_result(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) })
+}
+
+/// The current `O_*` status flags of `fd` (`F_GETFL`).
+pub fn getfl(fd: BorrowedFd<'_>) -> Sys<i32> {
+    // SAFETY: no memory is passed.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(r)
+    }
+}
+
+pub fn setfl(fd: BorrowedFd<'_>, flags: i32) -> Sys<()> {
+    // SAFETY: no memory is passed.
+    unit(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags) } as _)
+}
+
+/// Sets this thread's file-system uid and gid and supplementary groups, the credentials the
+/// kernel checks file access with. Raw syscalls: glibc's wrappers change every thread.
+/// Returns false if the kernel did not take them.
+pub fn set_fs_creds(uid: u32, gid: u32, groups: &[u32]) -> bool {
+    // SAFETY: `groups` is live for its length; the rest are values.
+    unsafe {
+        libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) == 0
+            && {
+                libc::syscall(libc::SYS_setfsgid, gid);
+                libc::syscall(libc::SYS_setfsgid, u32::MAX) as u32 == gid
+            }
+            && {
+                libc::syscall(libc::SYS_setfsuid, uid);
+                libc::syscall(libc::SYS_setfsuid, u32::MAX) as u32 == uid
+            }
+    }
+}
