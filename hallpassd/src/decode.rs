@@ -177,6 +177,7 @@ impl Decoder {
             // The filter decides it; a notification would be a filter bug: refuse.
             Kind::Seccomp { .. } => Ok(Op::Refuse(libc::EBUSY)),
             Kind::Namespaces { .. } => Ok(Op::Refuse(libc::EPERM)),
+            Kind::RefuseStrict(e) => Ok(Op::Refuse(e)),
         }
     }
 }

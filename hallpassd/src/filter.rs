@@ -89,6 +89,10 @@ pub fn compile(arch: Arch, opts: Options) -> Result<Vec<SockFilter>, AsmError> {
             Kind::Exec if opts.report_exec => notify,
             Kind::Exec => continue,
             Kind::Refuse(e) => errno(&mut a, e),
+            Kind::RefuseStrict(_) | Kind::Namespaces { .. } if coverage == Coverage::Lite => {
+                continue
+            }
+            Kind::RefuseStrict(e) => errno(&mut a, e),
             Kind::FdMeta { .. } if coverage == Coverage::Lite => continue,
             Kind::FdMeta { .. } => notify,
             Kind::Utimensat(_) if coverage == Coverage::Strict => notify,
@@ -377,10 +381,16 @@ mod tests {
     }
 
     #[test]
-    fn new_user_and_mount_namespaces_are_refused() {
+    fn new_user_and_mount_namespaces_are_refused_in_strict_mode() {
         let eperm = SECCOMP_RET_ERRNO | libc::EPERM as u32;
         for arch in [Arch::X86_64, Arch::Aarch64] {
-            for cov in [Coverage::Lite, Coverage::Strict] {
+            for name in ["clone", "unshare", "clone3"] {
+                assert_eq!(
+                    decide(arch, Coverage::Lite, name, [0x1000_0000, 0, 0, 0, 0, 0]),
+                    SECCOMP_RET_ALLOW
+                );
+            }
+            for cov in [Coverage::Strict] {
                 for name in ["clone", "unshare"] {
                     for (flags, want) in [
                         (0x1000_0000u64, eperm),

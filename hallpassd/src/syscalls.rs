@@ -118,9 +118,12 @@ pub enum Kind {
     Bind { addr: u8, len: u8 },
     /// `seccomp`: refused when it would install a second listener.
     Seccomp { op: u8, flags: u8 },
-    /// `clone`, `unshare`: refused (`EPERM`) when `flags` asks for a new user or mount
-    /// namespace, where mounts could make a path name another file than the daemon sees.
+    /// `clone`, `unshare`: refused (`EPERM`) in strict mode when `flags` asks for a new user
+    /// or mount namespace, where a path could name another file than the daemon sees. Lite
+    /// mode allows them: browsers' sandboxes need them, and their mounts are refused anyway.
     Namespaces { flags: u8 },
+    /// Refused with this errno in strict mode only.
+    RefuseStrict(i32),
     /// Refused with this errno: what hallpass cannot supervise.
     Refuse(i32),
     /// `execve`, `execveat`: reported only when target memory is read through lent
@@ -468,7 +471,7 @@ pub static TABLE: &[Syscall] = &[
     ),
     sys("clone", Some(56), Some(220), Kind::Namespaces { flags: 0 }),
     // Its flags are in memory the filter cannot read; C libraries fall back to `clone`.
-    sys("clone3", Some(435), Some(435), Kind::Refuse(ENOSYS)),
+    sys("clone3", Some(435), Some(435), Kind::RefuseStrict(ENOSYS)),
     sys("execve", Some(59), Some(221), Kind::Exec),
     sys("execveat", Some(322), Some(281), Kind::Exec),
 ];

@@ -201,6 +201,7 @@ fn prepare_inner(
         // The filter decides it; a notification would be a filter bug: refuse.
         Kind::Seccomp { .. } => return Ok(Prepared::Fail(libc::EBUSY)),
         Kind::Namespaces { .. } => return Ok(Prepared::Fail(libc::EPERM)),
+        Kind::RefuseStrict(e) => return Ok(Prepared::Fail(e)),
         _ => {}
     }
     // The dirfd and path arguments, legacy calls relative to the cwd.
@@ -880,28 +881,85 @@ impl From<Sys<()>> for Outcome {
     }
 }
 
-/// The target's umask, from `/proc/TID/status`.
-fn umask_of(tid: i32) -> Sys<u32> {
+/// What the kernel would check and apply for the target: its umask and file-system
+/// credentials, from `/proc/TID/status`.
+#[derive(Debug, PartialEq, Eq)]
+struct Creds {
+    umask: u32,
+    fsuid: u32,
+    fsgid: u32,
+    groups: Vec<u32>,
+    cap_eff: u64,
+}
+
+fn creds_of(tid: i32) -> Sys<Creds> {
     let s = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| Errno::ESRCH)?;
-    s.lines()
-        .find_map(|l| l.strip_prefix("Umask:"))
-        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-        .ok_or(Errno::ESRCH)
+    let field = |name: &str| s.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
+    let fourth = |name: &str| {
+        field(name)
+            .and_then(|v| v.split_whitespace().nth(3))
+            .and_then(|v| v.parse().ok())
+    };
+    let parse = || {
+        Some(Creds {
+            umask: field("Umask:").and_then(|v| u32::from_str_radix(v, 8).ok())?,
+            fsuid: fourth("Uid:")?,
+            fsgid: fourth("Gid:")?,
+            groups: field("Groups:")?
+                .split_whitespace()
+                .filter_map(|g| g.parse().ok())
+                .collect(),
+            cap_eff: field("CapEff:").and_then(|v| u64::from_str_radix(v, 16).ok())?,
+        })
+    };
+    parse().ok_or(Errno::ESRCH)
+}
+
+/// The daemon's own credentials, as it started.
+fn own_creds() -> &'static Option<Creds> {
+    static OWN: std::sync::OnceLock<Option<Creds>> = std::sync::OnceLock::new();
+    OWN.get_or_init(|| creds_of(std::process::id() as i32).ok())
 }
 
 thread_local! {
     static OWN_FS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs `f` with the target's umask, in this thread only.
-fn with_umask<T>(tid: i32, f: impl FnOnce() -> T) -> Sys<T> {
+/// Runs `f` as the kernel would run the target's call: with its umask if `creates`, and with
+/// its file-system uid, gid and groups where they differ from the daemon's (a root daemon
+/// whose command dropped to another user). Both are set on this thread only.
+fn as_target<T>(tid: i32, creates: bool, f: impl FnOnce() -> T) -> Sys<T> {
+    let Some(own) = own_creds() else {
+        return Err(Errno::EACCES);
+    };
+    // A daemon that is not root runs as the target's only possible credentials: one without
+    // privilege cannot change them (no new privileges, no new user namespaces).
+    if !creates && own.fsuid != 0 {
+        return Ok(f());
+    }
+    let c = creds_of(tid)?;
+    let switch = (c.fsuid, c.fsgid, &c.groups) != (own.fsuid, own.fsgid, &own.groups);
+    if switch && (own.fsuid != 0 || (c.fsuid == 0 && c.cap_eff != own.cap_eff)) {
+        // Root with fewer capabilities, or credentials a daemon that is not root cannot
+        // take: refused rather than performed with more power than the target has.
+        return Err(Errno::EPERM);
+    }
     if !OWN_FS.with(|o| o.get()) {
         fsops::unshare_fs()?;
         OWN_FS.with(|o| o.set(true));
     }
-    let mask = umask_of(tid)?;
-    let old = fsops::umask(mask);
+    let old = fsops::umask(c.umask);
+    if switch && !fsops::set_fs_creds(c.fsuid, c.fsgid, &c.groups) {
+        fsops::set_fs_creds(own.fsuid, own.fsgid, &own.groups);
+        fsops::umask(old);
+        return Err(Errno::EPERM);
+    }
     let r = f();
+    if switch && !fsops::set_fs_creds(own.fsuid, own.fsgid, &own.groups) {
+        // This thread cannot act for anyone any more.
+        eprintln!("hallpassd: cannot restore the daemon's credentials after a write; exiting");
+        std::process::abort();
+    }
     fsops::umask(old);
     Ok(r)
 }
@@ -923,8 +981,25 @@ impl Action {
         fifo && flags & libc::O_NONBLOCK == 0 && flags & libc::O_ACCMODE != libc::O_RDWR
     }
 
-    /// Performs the operation for thread `tid`.
+    /// Performs the operation for thread `tid`, with its credentials.
     pub fn perform(&self, tid: i32) -> Outcome {
+        // Those that create apply the target's umask and credentials around the call itself.
+        let itself = match self {
+            Action::Open { .. } | Action::Mkdir { .. } | Action::Mknod { .. } => true,
+            Action::Bind { .. } => true,
+            Action::Reopen { flags, .. } => flags & O_TMPFILE != 0,
+            _ => false,
+        };
+        if itself {
+            return self.perform_as(tid);
+        }
+        match as_target(tid, false, || self.perform_as(tid)) {
+            Ok(o) => o,
+            Err(e) => Outcome::Reply(Reply::Fail(e as i32)),
+        }
+    }
+
+    fn perform_as(&self, tid: i32) -> Outcome {
         match self {
             Action::Open {
                 entry,
@@ -936,7 +1011,7 @@ impl Action {
                 // The entry was checked not to be a symlink; if it became one, the kernel's
                 // ELOOP tells us and the open is prepared again.
                 let f = (flags | O_NOCTTY | libc::O_NOFOLLOW) & !libc::O_CLOEXEC;
-                let r = with_umask(tid, || match how {
+                let r = as_target(tid, flags & libc::O_CREAT != 0, || match how {
                     Some(h) => {
                         let h = OpenHow {
                             flags: (f | libc::O_CLOEXEC) as u64,
@@ -958,7 +1033,9 @@ impl Action {
             Action::Reopen { obj, flags, mode } => {
                 let f = (flags | O_NOCTTY) & !libc::O_CLOEXEC;
                 let r = if flags & O_TMPFILE != 0 {
-                    with_umask(tid, || fsops::openat(Some(obj.as_fd()), c".", f, *mode))
+                    as_target(tid, true, || {
+                        fsops::openat(Some(obj.as_fd()), c".", f, *mode)
+                    })
                 } else {
                     Ok(fsops::openat(
                         None,
@@ -972,10 +1049,10 @@ impl Action {
                     Ok(Ok(fd)) => fifo_fixup(fd, *flags),
                 }
             }
-            Action::Mkdir { entry, mode } => flatten(with_umask(tid, || {
+            Action::Mkdir { entry, mode } => flatten(as_target(tid, true, || {
                 fsops::mkdirat(entry.dir.as_fd(), &entry.name, *mode)
             })),
-            Action::Mknod { entry, mode, dev } => flatten(with_umask(tid, || {
+            Action::Mknod { entry, mode, dev } => flatten(as_target(tid, true, || {
                 fsops::mknodat(entry.dir.as_fd(), &entry.name, *mode, *dev)
             })),
             Action::Unlink { entry, flags } => {
@@ -1094,7 +1171,7 @@ impl Action {
                 let mut a = addr[..2].to_vec();
                 a.extend_from_slice(entry.name.as_bytes());
                 a.push(0);
-                flatten(with_umask(tid, || {
+                flatten(as_target(tid, true, || {
                     fsops::fchdir(entry.dir.as_fd()).and_then(|()| fsops::bind(sock.as_fd(), &a))
                 }))
             }
