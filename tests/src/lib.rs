@@ -76,7 +76,7 @@ pub fn bin_dir() -> &'static Path {
         let dir = std::env::temp_dir().join(format!("hallpass-test-bin-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        for name in ["hallpass", "hallpassd", "hp-write"] {
+        for name in ["hallpass", "hallpassd", "hp-write", "hp-conform", "hp-race"] {
             let src = build.join(name);
             assert!(
                 src.exists(),
@@ -93,7 +93,7 @@ pub fn bin_dir() -> &'static Path {
     })
 }
 
-/// The path of a test binary (`hallpass`, `hallpassd`, `hp-write`).
+/// The path of a test binary (`hallpass`, `hallpassd`, `hp-write`, `hp-conform`, `hp-race`).
 pub fn bin(name: &str) -> PathBuf {
     bin_dir().join(name)
 }

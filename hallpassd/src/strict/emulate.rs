@@ -121,6 +121,11 @@ pub enum Action {
         cmd: u32,
         arg: Arg,
     },
+    FileSetattr {
+        obj: Obj,
+        attr: Vec<u8>,
+        size: usize,
+    },
     Bind {
         sock: OwnedFd,
         entry: Entry,
@@ -423,7 +428,10 @@ fn prepare_inner(
                 if flags & AT_SYMLINK_NOFOLLOW != 0 {
                     return Err(Errno::EINVAL);
                 }
-                Obj::Held(w.base(&Base::Fd(d))?)
+                if d == libc::AT_FDCWD {
+                    return Err(Errno::EFAULT);
+                }
+                Obj::Held(fd_object(&w, t, d)?)
             } else {
                 object(&mut w, t, d, p, flags)?
             };
@@ -460,6 +468,9 @@ fn prepare_inner(
                 };
                 (libc::AT_FDCWD, a[0], nf, a[1], a[2], a[3], a[4] as i32)
             };
+            if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+                return Err(Errno::EINVAL);
+            }
             let xname = read_xattr_name(t, name_ptr)?;
             if size > 65536 {
                 return Err(Errno::E2BIG);
@@ -470,7 +481,7 @@ fn prepare_inner(
                     .read_exact(t.tid, value, &mut v, t.lender)
                     .map_err(read_err)?;
             }
-            let obj = object(&mut w, t, d, p, flags)?;
+            let obj = object_as(&mut w, t, d, p, flags, true)?;
             let paths = vec![obj_res(&obj)?];
             write(
                 paths,
@@ -488,13 +499,16 @@ fn prepare_inner(
                 "lremovexattr" => (libc::AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, a[1]),
                 _ => (libc::AT_FDCWD, a[0], 0, a[1]),
             };
+            if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+                return Err(Errno::EINVAL);
+            }
             let xname = read_xattr_name(t, name_ptr)?;
-            let obj = object(&mut w, t, d, p, flags)?;
+            let obj = object_as(&mut w, t, d, p, flags, name == "removexattrat")?;
             let paths = vec![obj_res(&obj)?];
             write(paths, Action::RemoveXattr { obj, name: xname })
         }
         "fchmod" | "fchown" | "fsetxattr" | "fremovexattr" => {
-            let fd = w.base(&Base::Fd(at(0)))?;
+            let fd = fd_object(&w, t, at(0))?;
             let paths = vec![held_res(&fd)?];
             let obj = Obj::Held(fd);
             let action = match name {
@@ -590,8 +604,21 @@ fn prepare_inner(
                 },
             )
         }
-        // Inode flags by path: its struct is versioned; not performed yet.
-        "file_setattr" => Err(Errno::EOPNOTSUPP),
+        "file_setattr" => {
+            // file_setattr(dfd, path, struct file_attr *, size, at_flags): the struct is
+            // read as the size says; the kernel checks both.
+            let (d, p, size, flags) = (at(0), a[1], a[3] as usize, a[4] as u32);
+            if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+                return Err(Errno::EINVAL);
+            }
+            let mut attr = vec![0u8; size.min(4096)];
+            t.mem
+                .read_exact(t.tid, a[2], &mut attr, t.lender)
+                .map_err(read_err)?;
+            let obj = object(&mut w, t, d, p, flags)?;
+            let paths = vec![obj_res(&obj)?];
+            write(paths, Action::FileSetattr { obj, attr, size })
+        }
         _ => Err(Errno::ENOSYS),
     }
 }
@@ -674,9 +701,25 @@ fn parent(w: &mut Walker, t: &mut Target<'_>, dirfd: i32, ptr: u64) -> Sys<Entry
 /// The object of a path call: followed unless `AT_SYMLINK_NOFOLLOW`; the dirfd itself for an
 /// empty path with `AT_EMPTY_PATH`.
 fn object(w: &mut Walker, t: &mut Target<'_>, dirfd: i32, ptr: u64, flags: u32) -> Sys<Obj> {
+    object_as(w, t, dirfd, ptr, flags, false)
+}
+
+/// [`object`]; `open_fd`: an empty path needs a descriptor that is not `O_PATH` (the
+/// `*xattrat` calls act through the open file then).
+fn object_as(
+    w: &mut Walker,
+    t: &mut Target<'_>,
+    dirfd: i32,
+    ptr: u64,
+    flags: u32,
+    open_fd: bool,
+) -> Sys<Obj> {
     let path = read_path(t, ptr)?;
     if path.is_empty() {
         if flags & AT_EMPTY_PATH != 0 {
+            if open_fd {
+                return Ok(Obj::Held(fd_object(w, t, dirfd)?));
+            }
             return Ok(Obj::Held(w.base(&Base::Fd(dirfd))?));
         }
         return Err(Errno::ENOENT);
@@ -685,11 +728,15 @@ fn object(w: &mut Walker, t: &mut Target<'_>, dirfd: i32, ptr: u64, flags: u32) 
     if flags & AT_SYMLINK_NOFOLLOW != 0 {
         let e = w.parent(start, &path)?;
         if e.special() {
-            // `.`, `..` or a trailing slash: the kernel resolves these to the object.
-            return match w.last(e, false)? {
-                Last::Object(fd) => Ok(Obj::Held(fd)),
-                Last::Link(_) => Err(Errno::ELOOP),
-            };
+            // `.`, `..` or a trailing slash: the kernel resolves these to the object (a
+            // trailing slash follows a symlink even here).
+            let mut e = e;
+            loop {
+                match w.last(e, false)? {
+                    Last::Object(fd) => return Ok(Obj::Held(fd)),
+                    Last::Link(next) => e = next,
+                }
+            }
         }
         // The entry must exist, as for the kernel's lookup.
         fsops::lstatat(e.dir.as_fd(), &e.name)?;
@@ -698,9 +745,28 @@ fn object(w: &mut Walker, t: &mut Target<'_>, dirfd: i32, ptr: u64, flags: u32) 
     Ok(Obj::Held(w.object(start, &path, true)?))
 }
 
+/// The object behind the target's descriptor `fd` for a call that acts through the open
+/// file (`fchmod`, `futimens`...): `EBADF` for an `O_PATH` descriptor, as the kernel says.
+fn fd_object(w: &Walker, t: &Target<'_>, fd: i32) -> Sys<OwnedFd> {
+    if fd < 0 {
+        return Err(Errno::EBADF);
+    }
+    let info = std::fs::read_to_string(format!("/proc/{}/fdinfo/{fd}", t.tid))
+        .map_err(|_| Errno::EBADF)?;
+    let flags = info
+        .lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|v| i32::from_str_radix(v.trim(), 8).ok())
+        .ok_or(Errno::EBADF)?;
+    if flags & libc::O_PATH != 0 {
+        return Err(Errno::EBADF);
+    }
+    w.base(&Base::Fd(fd))
+}
+
 /// A copy of the target's descriptor `fd` (`pidfd_getfd`), for what needs the open file
-/// itself: a socket to bind, a file for an ioctl. Where the daemon may not take it (Yama),
-/// the object is reopened read-only through `/proc`.
+/// itself: a socket to bind, a file for an ioctl. Where the daemon may not take it (Yama
+/// `ptrace_scope=1` and not root), `EPERM`.
 fn take_fd(t: &Target<'_>, fd: i32) -> Sys<OwnedFd> {
     if fd < 0 {
         return Err(Errno::EBADF);
@@ -711,10 +777,11 @@ fn take_fd(t: &Target<'_>, fd: i32) -> Sys<OwnedFd> {
 }
 
 fn entry_res(e: &Entry) -> Sys<Resolved> {
-    Ok(match walk::entry_path(e)? {
-        Some(p) => Resolved::Path(p),
-        None => Resolved::NotAFile("?".into()),
-    })
+    match walk::entry_path(e)? {
+        Some(p) => Ok(Resolved::Path(p)),
+        // A directory always has a path; one that does not cannot be decided on.
+        None => Err(Errno::EACCES),
+    }
 }
 
 fn held_res(fd: &OwnedFd) -> Sys<Resolved> {
@@ -1009,18 +1076,23 @@ impl Action {
             } => {
                 let follow = flags & libc::O_NOFOLLOW == 0;
                 // The entry was checked not to be a symlink; if it became one, the kernel's
-                // ELOOP tells us and the open is prepared again.
-                let f = (flags | O_NOCTTY | libc::O_NOFOLLOW) & !libc::O_CLOEXEC;
-                let r = as_target(tid, flags & libc::O_CREAT != 0, || match how {
-                    Some(h) => {
-                        let h = OpenHow {
-                            flags: (f | libc::O_CLOEXEC) as u64,
-                            mode: h.mode,
-                            resolve: h.resolve | walk::RESOLVE_NO_SYMLINKS,
-                        };
-                        fsops::openat2(entry.dir.as_raw_fd(), &entry.name, &h)
-                    }
-                    None => fsops::openat(Some(entry.dir.as_fd()), &entry.name, f, *mode),
+                // ELOOP (RESOLVE_NO_SYMLINKS: unlike O_NOFOLLOW it does not show in the
+                // file's flags) tells us and the open is prepared again. The flags and mode
+                // are cleaned as open(2) cleans them, since openat2 refuses what it ignores.
+                let h = match how {
+                    Some(h) => OpenHow {
+                        flags: h.flags | (O_NOCTTY | libc::O_CLOEXEC) as u64,
+                        mode: h.mode,
+                        resolve: if entry.special() {
+                            h.resolve
+                        } else {
+                            h.resolve | walk::RESOLVE_NO_SYMLINKS
+                        },
+                    },
+                    None => open_how(*flags, *mode, !entry.special()),
+                };
+                let r = as_target(tid, flags & libc::O_CREAT != 0, || {
+                    fsops::openat2(entry.dir.as_raw_fd(), &entry.name, &h)
                 });
                 match r {
                     Err(e) | Ok(Err(e)) if e == Errno::ELOOP && follow && !entry.special() => {
@@ -1165,6 +1237,19 @@ impl Action {
                     Err(e) => Reply::Fail(e as i32),
                 })
             }
+            Action::FileSetattr { obj, attr, size } => match obj {
+                Obj::Held(fd) => {
+                    fsops::file_setattr(None, &walk::self_path(fd.as_fd()), attr, *size, 0).into()
+                }
+                Obj::Entry(e) => fsops::file_setattr(
+                    Some(e.dir.as_fd()),
+                    &e.name,
+                    attr,
+                    *size,
+                    libc::AT_SYMLINK_NOFOLLOW,
+                )
+                .into(),
+            },
             Action::Bind { sock, entry, addr } => {
                 // The name alone, from the held directory made this thread's cwd: the socket
                 // is made in that very directory.
@@ -1181,6 +1266,40 @@ impl Action {
 
 fn flatten(r: Sys<Sys<()>>) -> Outcome {
     r.and_then(|x| x).into()
+}
+
+/// The `open_how` that `open(2)` would make of `flags` and `mode` (`build_open_how` in
+/// fs/open.c), with symlinks refused in the last step when `no_symlinks`.
+fn open_how(flags: i32, mode: u32, no_symlinks: bool) -> OpenHow {
+    const VALID: i32 = libc::O_ACCMODE
+        | libc::O_CREAT
+        | libc::O_EXCL
+        | libc::O_NOCTTY
+        | libc::O_TRUNC
+        | libc::O_APPEND
+        | libc::O_NONBLOCK
+        | libc::O_DSYNC
+        | libc::O_ASYNC
+        | libc::O_DIRECT
+        | libc::O_LARGEFILE
+        | libc::O_DIRECTORY
+        | libc::O_NOFOLLOW
+        | libc::O_NOATIME
+        | libc::O_CLOEXEC
+        | libc::O_SYNC
+        | libc::O_PATH
+        | libc::O_TMPFILE;
+    let f = flags & VALID;
+    let creates = f & libc::O_CREAT != 0 || f & O_TMPFILE == O_TMPFILE;
+    OpenHow {
+        flags: (f | O_NOCTTY | libc::O_CLOEXEC) as u32 as u64,
+        mode: if creates { (mode & 0o7777) as u64 } else { 0 },
+        resolve: if no_symlinks {
+            walk::RESOLVE_NO_SYMLINKS
+        } else {
+            0
+        },
+    }
 }
 
 /// `/proc/self/fd/D/NAME`: the entry itself, for the calls with no `*at` form (the `l*xattr`

@@ -230,6 +230,22 @@ pub fn removexattr(path: &CStr, name: &CStr, nofollow: bool) -> Sys<()> {
     unit(unsafe { f(path.as_ptr(), name.as_ptr()) } as _)
 }
 
+/// `file_setattr` (Linux 6.17): inode flags from `struct file_attr` of `size` bytes.
+pub fn file_setattr(
+    dir: Option<BorrowedFd<'_>>,
+    name: &CStr,
+    attr: &[u8],
+    size: usize,
+    flags: i32,
+) -> Sys<()> {
+    let d = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // The kernel reads `size` bytes: never more than we have.
+    let size = size.min(attr.len());
+    // SAFETY: `name` is NUL-terminated; `attr` is live for `size` bytes. 469 is file_setattr
+    // on every architecture.
+    unit(unsafe { libc::syscall(469, d, name.as_ptr(), attr.as_ptr(), size, flags) })
+}
+
 pub fn truncate(path: &CStr, len: i64) -> Sys<()> {
     // SAFETY: `path` is NUL-terminated.
     unit(unsafe { libc::truncate(path.as_ptr(), len) } as _)

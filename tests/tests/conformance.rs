@@ -1,0 +1,224 @@
+//! Strict mode conforms: every intercepted write syscall, performed by the daemon through file
+//! descriptors, gives exactly what the kernel gives when the command makes it itself. The
+//! same table of cases (`hp-conform`: several hundred, each one raw syscall on fresh fixtures,
+//! its successes and its provokable errnos) runs natively and under
+//! `hallpass --mode=strict --prompt=deny`, inside the project; the return value or errno, the
+//! opened descriptor (access mode, flags, FD_CLOEXEC, what it refers to, whether it reads and
+//! writes) and the resulting tree (types, modes, owners, link counts, contents, symlink targets,
+//! xattrs, times where set) must be identical, case by case. As root and as an unprivileged
+//! user, with and without the Yama lending path.
+//!
+//! `HALLPASS_CONFORM_MODE=lite` runs the supervised side in lite mode instead, to check the
+//! harness itself (lite mode lets the kernel make the calls).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use hallpass_tests::*;
+
+fn mode_flag() -> String {
+    format!(
+        "--mode={}",
+        std::env::var("HALLPASS_CONFORM_MODE").unwrap_or_else(|_| "strict".into())
+    )
+}
+
+/// A directory on another file system than the scratch (for EXDEV), removed on drop; `None`
+/// where there is no tmpfs at /dev/shm (hp-conform then prints `skip` for those cases).
+struct OtherFs(PathBuf);
+
+impl OtherFs {
+    fn new(tag: &str) -> Option<OtherFs> {
+        let shm = Path::new("/dev/shm");
+        if !shm.is_dir() {
+            eprintln!("SKIP the EXDEV cases: no /dev/shm");
+            return None;
+        }
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let d = shm.join(format!("hp-conform-{}-{n}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir(&d).unwrap();
+        Some(OtherFs(d))
+    }
+}
+
+impl Drop for OtherFs {
+    fn drop(&mut self) {
+        writable(&self.0);
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Gives back write permission on everything under `dir` (the fixtures have a 0555 directory),
+/// so it can be removed even when the tests do not run as root.
+fn writable(dir: &Path) {
+    let _ = std::process::Command::new("chmod")
+        .arg("-R")
+        .arg("u+rwX")
+        .arg(dir)
+        .status();
+}
+
+/// `case -> "result<TAB>state"` from hp-conform's output, with `dir` and `other` written as
+/// `$DIR` and `$OTHER`; and the count it printed.
+fn parse(out: &str, dir: &Path, other: Option<&Path>) -> (BTreeMap<String, String>, usize) {
+    let mut cases = BTreeMap::new();
+    let mut count = None;
+    for line in out.lines() {
+        if let Some(n) = line.strip_prefix("cases ") {
+            count = Some(n.parse().unwrap());
+            continue;
+        }
+        let mut l = line.replace(dir.to_str().unwrap(), "$DIR");
+        if let Some(o) = other {
+            l = l.replace(o.to_str().unwrap(), "$OTHER");
+        }
+        let (name, rest) = l
+            .split_once('\t')
+            .unwrap_or_else(|| panic!("not a case line: {line:?}"));
+        assert!(
+            cases.insert(name.to_string(), rest.to_string()).is_none(),
+            "case {name} twice"
+        );
+    }
+    let count = count.expect("no `cases N` line: hp-conform did not finish");
+    assert_eq!(count, cases.len(), "`cases N` disagrees with the lines");
+    (cases, count)
+}
+
+/// Runs `hp-conform run DIR` (with hallpass's arguments before it, if any) as the variant's
+/// user in the project; returns its parsed output.
+fn conform(
+    s: &Scratch,
+    hallpass_args: Option<&[String]>,
+    dir: &Path,
+    other: Option<&OtherFs>,
+) -> (BTreeMap<String, String>, usize) {
+    let mut args: Vec<String> = vec![
+        bin("hp-conform").display().to_string(),
+        "run".into(),
+        dir.display().to_string(),
+    ];
+    if let Some(o) = other {
+        args.extend(["--xdev".into(), o.0.display().to_string()]);
+    }
+    let out = match hallpass_args {
+        None => run(s.command(&args[0]).args(&args[1..])),
+        Some(h) => run(s.hallpass(h.iter().chain(["--".to_string()].iter()).chain(&args))),
+    };
+    let text = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{:?} failed ({}): {}\nlast lines: {}",
+        hallpass_args,
+        out.status,
+        stderr(&out),
+        text.lines().rev().take(2).collect::<Vec<_>>().join("\n")
+    );
+    parse(&text, dir, other.map(|o| o.0.as_path()))
+}
+
+#[test]
+fn strict_mode_gives_what_the_kernel_gives() {
+    let mode = mode_flag();
+    let mut diffs = Vec::new();
+    for v in variants() {
+        let s = Scratch::new("conform", v);
+        // Same-length names, so that paths (an AF_UNIX address, say) fit or not alike.
+        let native_dir = s.project.join("n");
+        let super_dir = s.project.join("s");
+        let native_other = OtherFs::new("n");
+        let super_other = OtherFs::new("s");
+        for o in [&native_other, &super_other].into_iter().flatten() {
+            s.chown(&o.0);
+        }
+
+        let (want, count) = conform(&s, None, &native_dir, native_other.as_ref());
+        assert!(count >= 150, "only {count} cases");
+        // The table provokes what it claims to: natively, the errnos it is about do occur.
+        let results: Vec<&str> = want
+            .values()
+            .map(|r| r.split('\t').next().unwrap())
+            .collect();
+        let mut expected = vec![
+            "EEXIST",
+            "ENOENT",
+            "ENOTDIR",
+            "EISDIR",
+            "ELOOP",
+            "ENAMETOOLONG",
+            "ENOTEMPTY",
+            "EINVAL",
+            "EBADF",
+            "EBUSY",
+            "ok fd",
+        ];
+        if native_other.is_some() {
+            expected.push("EXDEV");
+        }
+        if matches!(v.who, Who::Unprivileged { .. }) {
+            expected.push("EACCES");
+        }
+        for e in expected {
+            assert!(results.contains(&e), "{v:?}: no case gives {e} natively");
+        }
+
+        // The project is writable without asking: whatever differs is strict mode's doing.
+        let mut args = vec![mode.clone(), "--prompt=deny".to_string()];
+        if let Some(o) = &super_other {
+            args.push(format!("--allow-path={}", o.0.display()));
+        }
+        let (got, _) = conform(&s, Some(&args), &super_dir, super_other.as_ref());
+
+        let before = diffs.len();
+        for (name, w) in &want {
+            match got.get(name) {
+                Some(g) if g == w => {}
+                Some(g) => diffs.push(format!("{v:?} {name}: {}", difference(w, g))),
+                None => diffs.push(format!("{v:?} {name}: missing under {mode}")),
+            }
+        }
+        for name in got.keys().filter(|n| !want.contains_key(*n)) {
+            diffs.push(format!("{v:?} {name}: only under {mode}"));
+        }
+        eprintln!(
+            "{v:?}: {count} cases, {} differ under {mode}",
+            diffs.len() - before
+        );
+        writable(&s.project);
+    }
+    // Every variant's differences at once: they tell more together than the first alone.
+    assert!(
+        diffs.is_empty(),
+        "{} cases differ from native under {mode}:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+}
+
+/// What differs between two `result<TAB>state` lines: the results, and the parts of the state
+/// only one side has.
+fn difference(native: &str, other: &str) -> String {
+    let (rn, sn) = native.split_once('\t').unwrap_or((native, ""));
+    let (ro, so) = other.split_once('\t').unwrap_or((other, ""));
+    let parts = |s: &str| -> Vec<String> {
+        s.split(" || ")
+            .flat_map(|p| p.split(" | "))
+            .map(str::to_string)
+            .collect()
+    };
+    let (pn, po) = (parts(sn), parts(so));
+    let mut out = if rn == ro {
+        format!("both {rn}")
+    } else {
+        format!("native {rn}, supervised {ro}")
+    };
+    for p in pn.iter().filter(|p| !po.contains(p)) {
+        out += &format!("\n    native only:     {p}");
+    }
+    for p in po.iter().filter(|p| !pn.contains(p)) {
+        out += &format!("\n    supervised only: {p}");
+    }
+    out
+}

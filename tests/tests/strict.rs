@@ -1,0 +1,197 @@
+//! Strict mode with real programs and a real person's answers: git, tar, make with a C
+//! compiler, `cp -a` and rsync leave exactly the tree they leave without hallpass; a write
+//! outside is asked, and what the answer allows is performed by the daemon (and what it
+//! denies is not); FIFOs, reopening through `/proc/self/fd` and `/dev/fd`, and the umask
+//! behave as natively. As root and as an unprivileged user, with and without the Yama lending path.
+
+use std::path::Path;
+
+use hallpass_tests::*;
+
+/// A description of the tree under `dir`: type, mode, size and link target of every entry,
+/// sorted; what two runs of the same script must agree on.
+fn tree(s: &Scratch, dir: &Path) -> String {
+    let out = run(s
+        .command("find")
+        .arg(".")
+        .args(["-printf", "%y %m %s %p -> %l\n"])
+        .current_dir(dir));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let mut lines: Vec<&str> = text
+        .lines()
+        // Git's index and logs hold times; the objects are the same (fixed dates).
+        .filter(|l| !l.contains("./.git/index") && !l.contains("./.git/logs"))
+        .collect::<Vec<_>>();
+    lines.sort();
+    lines.join("\n")
+}
+
+const PROGRAMS: &str = r#"set -e
+export GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z'
+umask 022
+mkdir -p src/a/b
+for i in 1 2 3 4 5 6 7 8; do echo "file $i" > src/a/b/f$i; done
+ln -s b/f1 src/a/link
+chmod 750 src/a/b; chmod 600 src/a/b/f2
+git init -q repo
+cd repo
+git config user.name t; git config user.email t@example.com
+cp -a ../src/a .
+git add -A; git commit -qm first
+git checkout -qb topic; echo more >> a/b/f3; git commit -qam second
+git checkout -q -; git merge -q --no-edit topic; git gc -q --prune=now
+cd ..
+tar cf t.tar src; mkdir untar; tar xf t.tar -C untar; rm t.tar
+cp -a src copy
+rsync -a src/ synced/
+cat > Makefile <<'EOF'
+hello: hello.c
+	cc -o hello hello.c
+EOF
+printf '#include <stdio.h>\nint main(void){puts("built");return 0;}\n' > hello.c
+make -s
+./hello
+mkfifo fifo; (cat fifo > from-fifo &) ; echo via-fifo > fifo; wait
+umask 027; mkdir masked; touch masked/f; mkfifo masked/p
+exec 3> reopened; echo via-proc > /proc/self/fd/3; echo via-dev-fd >> /dev/fd/3; exec 3>&-
+echo done
+"#;
+
+#[test]
+fn real_programs_leave_the_same_tree_as_without_hallpass() {
+    for v in variants() {
+        let s = Scratch::new("strict-programs", v);
+        let native = s.project.join("native");
+        let strict = s.project.join("strict");
+        std::fs::create_dir_all(&native).unwrap();
+        std::fs::create_dir_all(&strict).unwrap();
+        s.chown(&s.project);
+        let out = run(s.command("sh").args(["-c", PROGRAMS]).current_dir(&native));
+        assert!(out.status.success(), "natively: {}", stderr(&out));
+        let want = stdout(&out);
+        let log = s.root.join("w.jsonl");
+        let out = run(s
+            .hallpass([
+                "--mode=strict",
+                "--prompt=deny",
+                &format!("--log={}", log.display()),
+                "--",
+                "sh",
+                "-c",
+                PROGRAMS,
+            ])
+            .current_dir(&strict));
+        assert!(
+            out.status.success(),
+            "{v:?}: {:?}: {}{}",
+            out.status,
+            stdout(&out),
+            stderr(&out)
+        );
+        assert_eq!(stdout(&out), want, "{v:?}");
+        assert_eq!(stdout(&out), "built\ndone\n");
+        assert_eq!(
+            std::fs::read_to_string(strict.join("reopened")).unwrap(),
+            "via-proc\nvia-dev-fd\n"
+        );
+        assert_eq!(tree(&s, &strict), tree(&s, &native), "{v:?}");
+        assert_eq!(
+            std::fs::read_to_string(strict.join("from-fifo")).unwrap(),
+            "via-fifo\n"
+        );
+        // Nothing outside the project was needed, so nothing was logged as denied.
+        let denied: Vec<_> = s
+            .log_lines(&log)
+            .into_iter()
+            .filter(|l| l["decision"] == "deny")
+            .collect();
+        assert!(denied.is_empty(), "{v:?}: {denied:#?}");
+    }
+}
+
+#[test]
+fn what_a_person_allows_is_performed_and_what_they_deny_is_not() {
+    for v in variants() {
+        let s = Scratch::new("strict-ask", v);
+        let log = s.root.join("w.jsonl");
+        let allowed = s.outside.join("allowed");
+        let denied = s.outside.join("denied");
+        let made = s.outside.join("made");
+        let script = format!(
+            "umask 077; echo yes > {a} && echo wrote-a; echo no > {d} || echo refused-d; \
+             mkdir {m} && echo made-m",
+            a = allowed.display(),
+            d = denied.display(),
+            m = made.display()
+        );
+        let child = background(s.hallpass([
+            "--mode=strict",
+            "--prompt=answer",
+            &format!("--log={}", log.display()),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ]));
+        for (path, answer) in [(&allowed, "once"), (&denied, "deny"), (&made, "once")] {
+            let q = s.wait_pending(1, &[]);
+            assert_eq!(q[0]["path"], path.to_str().unwrap(), "{v:?}: {q:?}");
+            let id = q[0]["id"].to_string();
+            let out = run(s.hallpass(["answer", "--id", &id, answer]));
+            assert!(out.status.success(), "{}", stderr(&out));
+        }
+        let out = finish(child);
+        assert_eq!(
+            stdout(&out),
+            "wrote-a\nrefused-d\nmade-m\n",
+            "{v:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(std::fs::read_to_string(&allowed).unwrap(), "yes\n");
+        assert!(!denied.exists());
+        // Performed by the daemon with the target's umask, owned by the target's user.
+        use std::os::unix::fs::MetadataExt;
+        let md = std::fs::metadata(&allowed).unwrap();
+        assert_eq!(md.mode() & 0o777, 0o600, "{v:?}");
+        assert_eq!(std::fs::metadata(&made).unwrap().mode() & 0o777, 0o700);
+        if let Who::Unprivileged { uid, gid } = v.who {
+            assert_eq!((md.uid(), md.gid()), (uid, gid));
+        }
+        let lines = s.log_lines(&log);
+        let reasons: Vec<(&str, &str)> = lines
+            .iter()
+            .map(|l| {
+                (
+                    l["decision"].as_str().unwrap(),
+                    l["reason"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            reasons,
+            [("allow", "once"), ("deny", "denied"), ("allow", "once")],
+            "{v:?}"
+        );
+    }
+}
+
+#[test]
+fn the_status_names_the_mode() {
+    let s = Scratch::new("strict-status", variants()[0]);
+    let child = background(s.hallpass([
+        "--mode=strict",
+        "--prompt=answer",
+        "--",
+        "sh",
+        "-c",
+        &format!("echo x > {}/f", s.outside.display()),
+    ]));
+    s.wait_pending(1, &[]);
+    let st = s.status();
+    assert_eq!(st["sessions"][0]["mode"], "strict", "{st}");
+    let q = s.wait_pending(1, &[]);
+    run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
+    let out = finish(child);
+    assert!(!out.status.success());
+}
