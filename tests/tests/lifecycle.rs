@@ -349,7 +349,12 @@ fn many_sessions_with_open_questions_stay_independent() {
 
 #[test]
 fn the_command_cannot_reach_the_daemon_or_the_launcher() {
-    for v in variants().into_iter().filter(|v| !v.lend) {
+    let modes = ["--mode=lite", "--mode=strict"];
+    for (v, mode) in variants()
+        .into_iter()
+        .filter(|v| !v.lend)
+        .flat_map(|v| modes.map(|m| (v, m)))
+    {
         let s = Scratch::new("reach", v);
         assert!(run(s.hallpass(["--prompt=deny", "--", "true"]))
             .status
@@ -358,6 +363,7 @@ fn the_command_cannot_reach_the_daemon_or_the_launcher() {
         // Signals out of the session (Landlock scoping), the launcher's descriptors (it is not
         // dumpable; and Landlock keeps ptrace-class access inside the session).
         let out = run(s.hallpass([
+            mode,
             "--prompt=deny",
             "--",
             "sh",
@@ -385,7 +391,7 @@ fn the_command_cannot_reach_the_daemon_or_the_launcher() {
             stdout(&out),
             "signalled-self\ntraced-outside err 1\nlauncher-fd err 1\ndaemon-fd err 1\n\
              wrote-outside err 1\ntraced-own ok\nown-fd ok\nwrote-own err 14\ndone\n",
-            "{v:?}: {}",
+            "{v:?} {mode}: {}",
             stderr(&out)
         );
     }

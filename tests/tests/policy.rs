@@ -10,6 +10,9 @@ fn me() -> Variant {
     }
 }
 
+/// The protections are the daemon's decisions, made on different roads in each mode.
+const MODES: [&str; 2] = ["--mode=lite", "--mode=strict"];
+
 fn sh(s: &Scratch, flags: &[&str], script: &str) -> std::process::Output {
     let mut a: Vec<&str> = flags.to_vec();
     a.extend(["--", "sh", "-c", script]);
@@ -188,69 +191,78 @@ fn allow_tty_keeps_the_terminal_writable() {
 /// configuration away, since only the path and what is below it were protected.
 #[test]
 fn parents_of_protected_paths_cannot_be_moved() {
-    let s = Scratch::new("protparent", me());
-    std::fs::create_dir_all(s.home.join(".config/hallpass")).unwrap();
-    let out = sh(
-        &s,
-        &[
-            "--prompt=allow",
-            &format!("--allow-path={}", s.home.display()),
-        ],
-        "mv ~/.config ~/.config.old && echo moved; mkdir ~/.config/x && echo made",
-    );
-    assert_eq!(stdout(&out), "made\n", "{}", stderr(&out));
-    assert!(s.home.join(".config/hallpass").is_dir());
+    for mode in MODES {
+        let s = Scratch::new("protparent", me());
+        std::fs::create_dir_all(s.home.join(".config/hallpass")).unwrap();
+        let out = sh(
+            &s,
+            &[
+                mode,
+                "--prompt=allow",
+                &format!("--allow-path={}", s.home.display()),
+            ],
+            "mv ~/.config ~/.config.old && echo moved; mkdir ~/.config/x && echo made",
+        );
+        assert_eq!(stdout(&out), "made\n", "{mode}: {}", stderr(&out));
+        assert!(s.home.join(".config/hallpass").is_dir());
+    }
 }
 
 #[test]
 fn a_symlinked_config_directory_cannot_be_swapped() {
-    // Dotfile managers make ~/.config a symlink: its entry must not be replaced (the daemon
-    // reads its rules through it), nor the target's.
-    let s = Scratch::new("protlink", me());
-    std::fs::create_dir_all(s.home.join("dotfiles/config/hallpass")).unwrap();
-    std::os::unix::fs::symlink(s.home.join("dotfiles/config"), s.home.join(".config")).unwrap();
-    std::fs::create_dir_all(s.home.join("evil/hallpass")).unwrap();
-    let out = sh(
-        &s,
-        &[
-            "--prompt=allow",
-            &format!("--allow-path={}", s.home.display()),
-        ],
-        "rm ~/.config && echo removed; ln -sfn ~/evil ~/.config && echo relinked; \
-         mv ~/dotfiles/config ~/dotfiles/old && echo moved; echo done",
-    );
-    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
-    assert_eq!(
-        std::fs::read_link(s.home.join(".config")).unwrap(),
-        s.home.join("dotfiles/config")
-    );
+    for mode in MODES {
+        // Dotfile managers make ~/.config a symlink: its entry must not be replaced (the daemon
+        // reads its rules through it), nor the target's.
+        let s = Scratch::new("protlink", me());
+        std::fs::create_dir_all(s.home.join("dotfiles/config/hallpass")).unwrap();
+        std::os::unix::fs::symlink(s.home.join("dotfiles/config"), s.home.join(".config")).unwrap();
+        std::fs::create_dir_all(s.home.join("evil/hallpass")).unwrap();
+        let out = sh(
+            &s,
+            &[
+                mode,
+                "--prompt=allow",
+                &format!("--allow-path={}", s.home.display()),
+            ],
+            "rm ~/.config && echo removed; ln -sfn ~/evil ~/.config && echo relinked; \
+             mv ~/dotfiles/config ~/dotfiles/old && echo moved; echo done",
+        );
+        assert_eq!(stdout(&out), "done\n", "{mode}: {}", stderr(&out));
+        assert_eq!(
+            std::fs::read_link(s.home.join(".config")).unwrap(),
+            s.home.join("dotfiles/config")
+        );
+    }
 }
 
 #[test]
 fn the_daemon_s_own_rules_are_protected_whatever_home_the_command_has() {
-    // A command started with another HOME still cannot reach the daemon's rules.
-    let s = Scratch::new("prototherhome", me());
-    let rules_dir = s.home.join(".config/hallpass");
-    std::fs::create_dir_all(&rules_dir).unwrap();
-    // The daemon starts with the scratch's HOME...
-    assert!(sh(&s, &["--prompt=deny"], "true").status.success());
-    // ...and a launcher with another one.
-    let other = s.root.join("otherhome");
-    std::fs::create_dir_all(&other).unwrap();
-    let out = run(s
-        .hallpass([
-            "--prompt=allow",
-            "--",
-            "sh",
-            "-c",
-            &format!(
-                "echo 'allow /' > {}/rules && echo wrote; echo done",
-                rules_dir.display()
-            ),
-        ])
-        .env("HOME", &other));
-    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
-    assert!(!rules_dir.join("rules").exists());
+    for mode in MODES {
+        // A command started with another HOME still cannot reach the daemon's rules.
+        let s = Scratch::new("prototherhome", me());
+        let rules_dir = s.home.join(".config/hallpass");
+        std::fs::create_dir_all(&rules_dir).unwrap();
+        // The daemon starts with the scratch's HOME...
+        assert!(sh(&s, &[mode, "--prompt=deny"], "true").status.success());
+        // ...and a launcher with another one.
+        let other = s.root.join("otherhome");
+        std::fs::create_dir_all(&other).unwrap();
+        let out = run(s
+            .hallpass([
+                mode,
+                "--prompt=allow",
+                "--",
+                "sh",
+                "-c",
+                &format!(
+                    "echo 'allow /' > {}/rules && echo wrote; echo done",
+                    rules_dir.display()
+                ),
+            ])
+            .env("HOME", &other));
+        assert_eq!(stdout(&out), "done\n", "{mode}: {}", stderr(&out));
+        assert!(!rules_dir.join("rules").exists());
+    }
 }
 
 #[test]

@@ -195,3 +195,27 @@ fn the_status_names_the_mode() {
     let out = finish(child);
     assert!(!out.status.success());
 }
+
+#[test]
+fn a_question_survives_a_daemon_restart_and_its_answer_is_performed() {
+    let s = Scratch::new("strict-restart", variants()[0]);
+    let target = s.outside.join("after-restart");
+    let child = background(s.hallpass([
+        "--mode=strict",
+        "--prompt=answer",
+        "--",
+        "sh",
+        "-c",
+        &format!("echo kept > {} && echo wrote", target.display()),
+    ]));
+    let first = s.wait_pending(1, &[]).remove(0);
+    s.kill_daemon();
+    // The new daemon prepares the write again from the journal and asks again.
+    let again = s.wait_asked_again(&first);
+    assert_eq!(again["path"], target.to_str().unwrap());
+    let out = run(s.hallpass(["answer", "--id", &again["id"].to_string(), "once"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = finish(child);
+    assert_eq!(stdout(&out), "wrote\n", "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
+}
