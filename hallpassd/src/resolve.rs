@@ -65,7 +65,14 @@ pub fn base_of(t: Target, dirfd: Option<i32>) -> io::Result<Resolved> {
         Some(fd) if fd < 0 => return Err(io::Error::from_raw_os_error(libc::EBADF)),
         Some(fd) => format!("/proc/{}/fd/{fd}", t.tid),
     };
-    Ok(classify(std::fs::read_link(link)?))
+    let target = std::fs::read_link(link).map_err(|e| match (dirfd, e.raw_os_error()) {
+        // No such descriptor: what the kernel says of it.
+        (Some(fd), Some(libc::ENOENT)) if fd != crate::syscalls::AT_FDCWD => {
+            io::Error::from_raw_os_error(libc::EBADF)
+        }
+        _ => e,
+    })?;
+    Ok(classify(target))
 }
 
 /// The object an open descriptor of the target refers to.

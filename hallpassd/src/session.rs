@@ -675,6 +675,24 @@ impl Supervisor<'_> {
                     None => return,
                 }
             }
+            // The arguments name nothing the kernel could write either (a bad descriptor, a
+            // symlink loop, a path too long, a bad pointer, an empty path): its own error.
+            Err(crate::decode::DecodeError::Read { source, .. })
+                if source.raw_os_error().is_some_and(|e| {
+                    [
+                        libc::ENOENT,
+                        libc::EBADF,
+                        libc::ELOOP,
+                        libc::ENAMETOOLONG,
+                        libc::EFAULT,
+                        libc::ENOTDIR,
+                    ]
+                    .contains(&e)
+                }) =>
+            {
+                info.passed.fetch_add(1, Ordering::Relaxed);
+                Reply::Fail(source.raw_os_error().unwrap_or(libc::EACCES))
+            }
             Err(e) => {
                 if !valid() {
                     return;
