@@ -139,6 +139,7 @@ pub fn open(
     if strict {
         strict_kernel()?;
     }
+    same_world(launcher_pid, strict)?;
     let home = PathBuf::from(&req.home);
     let mut prot = PathSet::default();
     // hallpass's configuration and units, both as the launcher's $HOME names them and as
@@ -252,6 +253,45 @@ pub fn open(
         resumed,
         strict,
     })
+}
+
+/// The launcher must see the files as the daemon does: paths are decided in the daemon's
+/// mount namespace and root. In strict mode it must also have the daemon's credentials,
+/// which the daemon writes with (a daemon started before a group change has other groups).
+fn same_world(launcher: i32, strict: bool) -> Result<(), SetupError> {
+    let ns = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/mnt")).ok();
+    let root = |pid: &str| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(format!("/proc/{pid}/root"))
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
+    };
+    let l = launcher.to_string();
+    // A launcher registering again (its daemon died) has made itself undumpable, and its
+    // entries cannot be read: it was checked when it first registered.
+    let readable = ns(&l).is_some() && root(&l).is_some();
+    if readable && (ns(&l) != ns("self") || root(&l) != root("self")) {
+        return Err(SetupError::Refused(
+            "hallpass runs in another mount namespace or root than hallpassd (a container or sandbox?): start it where the daemon runs, or give it a daemon of its own there (another XDG_RUNTIME_DIR)".into(),
+        ));
+    }
+    if strict && !nix::unistd::geteuid().is_root() {
+        let ids = |pid: &str| {
+            let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+            let f = |k: &str| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix(k))
+                    .map(|v| v.split_whitespace().collect::<Vec<_>>().join(" "))
+            };
+            Some((f("Uid:")?, f("Gid:")?, f("Groups:").unwrap_or_default()))
+        };
+        if ids(&l).is_none() || ids(&l) != ids("self") {
+            return Err(SetupError::Refused(
+                "--mode=strict: hallpass runs with other user or group ids than hallpassd (started before a group change?): restart hallpassd (`systemctl --user restart hallpassd`, or kill it)".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Strict mode answers opens with the descriptor itself, in one step with the answer
@@ -373,6 +413,8 @@ pub struct Shared {
     home: PathBuf,
     /// Where the notifications held are noted, for the next daemon if this one dies.
     journal: Option<Journal>,
+    /// Strict-mode writes being performed on threads of their own.
+    performing: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared {
@@ -522,6 +564,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         timed_for,
         home,
         journal: a.journal,
+        performing: std::sync::atomic::AtomicUsize::new(0),
     });
     let mut s = Supervisor {
         shared: shared.clone(),
@@ -531,6 +574,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         lender: ControlLender(control),
         strict: None,
         failing: false,
+        warned_credentials: false,
     };
     if strict {
         match Roots::new() {
@@ -581,6 +625,8 @@ struct Supervisor<'a> {
     strict: Option<Roots>,
     /// A strict session that cannot perform anything: every notification fails.
     failing: bool,
+    /// Said once: a process with other credentials than the daemon's.
+    warned_credentials: bool,
 }
 
 impl Supervisor<'_> {
@@ -855,10 +901,21 @@ impl Supervisor<'_> {
             return;
         };
         let valid = || seccomp::id_valid(listener, n.id);
+        if let Err(e) = emulate::same_credentials(tid) {
+            // A root daemon would look up and write with more power than the process has.
+            if !self.warned_credentials {
+                self.warned_credentials = true;
+                eprintln!(
+                    "hallpassd: session {}: pid {tid} runs with other credentials than the daemon (a dropped user or capabilities): its writes fail with EPERM in strict mode",
+                    info.id
+                );
+            }
+            let _ = seccomp::send(listener, n.id, Reply::Fail(e as i32));
+            return;
+        }
         for _ in 0..emulate::OPEN_RETRIES {
             let mut t = emulate::Target {
                 tid,
-                tgid: tgid_of(tid).unwrap_or(tid),
                 session: info.pid.load(Ordering::Relaxed),
                 mem: &mut self.mem,
                 lender: &mut self.lender,
@@ -870,7 +927,7 @@ impl Supervisor<'_> {
             if !valid() {
                 return;
             }
-            let (syscall, paths, action) = match prepared {
+            let action = match prepared {
                 Prepared::Pass { exec } => {
                     if exec {
                         self.mem.forget(tid);
@@ -884,22 +941,28 @@ impl Supervisor<'_> {
                     let _ = seccomp::send(listener, n.id, Reply::Fail(e));
                     return;
                 }
+                // Not a write: nothing to decide, but performed here all the same.
+                Prepared::Perform(action) => {
+                    info.passed.fetch_add(1, Ordering::Relaxed);
+                    action
+                }
                 Prepared::Write {
                     syscall,
                     paths,
                     action,
-                } => (syscall, paths, action),
-            };
-            let mut action = Some(action);
-            match self.decide(n, syscall, &paths, &valid, &mut action) {
-                None => return,
-                Some(Reply::Continue) => {}
-                Some(r) => {
-                    let _ = seccomp::send(listener, n.id, r);
-                    return;
+                } => {
+                    let mut action = Some(action);
+                    match self.decide(n, syscall, &paths, &valid, &mut action) {
+                        None => return,
+                        Some(Reply::Continue) => {}
+                        Some(r) => {
+                            let _ = seccomp::send(listener, n.id, r);
+                            return;
+                        }
+                    }
+                    action.expect("kept unless asked")
                 }
-            }
-            let action = action.expect("kept unless asked");
+            };
             if action.may_block() {
                 perform_later(shared.clone(), n.id, tid, action);
                 return;
@@ -978,22 +1041,63 @@ impl Supervisor<'_> {
 }
 
 /// Performs a strict-mode write on a thread of its own and answers it: one that may wait
-/// as long as the target would have (a FIFO's other end), or one a person allowed.
+/// as long as the target would have (a FIFO's other end), or one a person allowed. At most
+/// [`MAX_PERFORMING`] per session at once; past that the write fails with `EAGAIN`.
 pub fn perform_later(shared: Arc<Shared>, id: u64, tid: i32, action: Action) {
+    if shared.performing.fetch_add(1, Ordering::Relaxed) >= MAX_PERFORMING {
+        shared.performing.fetch_sub(1, Ordering::Relaxed);
+        eprintln!(
+            "hallpassd: session {}: {MAX_PERFORMING} writes already wait for the other end of a FIFO: EAGAIN",
+            shared.info.id
+        );
+        let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
+        return;
+    }
+    let release = action.releaser();
+    let done = Arc::new(AtomicBool::new(false));
+    let (s2, done2) = (shared.clone(), done.clone());
     let spawned = std::thread::Builder::new()
         .name("hallpassd-perform".into())
         .spawn(move || {
-            let outcome = match action.perform(tid) {
-                // Prepared before the question; cannot be prepared again here.
-                Outcome::Raced => Outcome::Reply(Reply::Fail(libc::ELOOP)),
-                o => o,
+            // Checked again right before acting: nothing is written for a process gone.
+            let outcome = if seccomp::id_valid(s2.listener(), id) {
+                match action.perform(tid) {
+                    // Prepared before the question; cannot be prepared again here.
+                    Outcome::Raced => Outcome::Reply(Reply::Fail(libc::ELOOP)),
+                    o => o,
+                }
+            } else {
+                Outcome::Reply(Reply::Fail(libc::EINTR))
             };
-            emulate::answer(shared.listener(), id, outcome);
+            done2.store(true, Ordering::Relaxed);
+            emulate::answer(s2.listener(), id, outcome);
+            s2.performing.fetch_sub(1, Ordering::Relaxed);
         });
     if let Err(e) = spawned {
+        shared.performing.fetch_sub(1, Ordering::Relaxed);
         eprintln!("hallpassd: cannot start a thread to perform a write: {e}");
+        let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
+        return;
+    }
+    // A FIFO open waits for the other end; if the process goes away meanwhile, the open is
+    // released (by opening that end ourselves) rather than left blocked forever.
+    if let Some(release) = release {
+        let _ = std::thread::Builder::new()
+            .name("hallpassd-fifo-watch".into())
+            .spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if !done.load(Ordering::Relaxed) && !seccomp::id_valid(shared.listener(), id) {
+                        release();
+                        break;
+                    }
+                }
+            });
     }
 }
+
+/// Strict-mode writes performed on threads of their own at once, per session.
+const MAX_PERFORMING: usize = 32;
 
 /// The executable of thread `tid`, or "" if it cannot be read.
 fn exe_of(tid: i32) -> String {

@@ -162,7 +162,13 @@ fn a_relayed_socket_answers_like_the_local_one() {
 
 #[test]
 fn a_supervised_process_cannot_answer_or_change_the_rules() {
-    for v in variants().into_iter().filter(|v| !v.lend) {
+    let mut runs: Vec<(Variant, &str)> = variants()
+        .into_iter()
+        .filter(|v| !v.lend)
+        .map(|v| (v, "--mode=lite"))
+        .collect();
+    runs.push((variants()[0], "--mode=strict"));
+    for (v, mode) in runs {
         let s = Scratch::new("answer-self", v);
         let log = s.root.join("log.jsonl");
         let f = s.outside.join("f");
@@ -177,12 +183,24 @@ fn a_supervised_process_cannot_answer_or_change_the_rules() {
             f = f.display(),
             out = s.outside.display()
         );
-        let c = session(&s, &log, &script);
+        let c = background(s.hallpass([
+            mode,
+            "--prompt=answer",
+            &format!("--log={}", log.display()),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ]));
         let q = s.wait_pending(1, &[]);
         // Give the inner attempts time to fail.
         std::thread::sleep(Duration::from_millis(2500));
         let q2 = pending(&s, &[]);
-        assert_eq!(q2.len(), 1, "the question was answered from inside: {q2:?}");
+        assert_eq!(
+            q2.len(),
+            1,
+            "{mode}: the question was answered from inside: {q2:?}"
+        );
         assert_eq!(q2[0]["id"], q[0]["id"]);
         assert!(!f.exists());
         assert!(!s.home.join(".config/hallpass/rules").exists());

@@ -219,3 +219,137 @@ fn a_question_survives_a_daemon_restart_and_its_answer_is_performed() {
     assert_eq!(stdout(&out), "wrote\n", "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
 }
+
+fn am_root() -> bool {
+    matches!(variants()[0].who, Who::Me)
+        && stdout(&run(std::process::Command::new("id").arg("-u"))).trim() == "0"
+}
+
+#[test]
+fn a_root_daemon_does_not_write_for_a_process_with_fewer_rights() {
+    if !am_root() {
+        eprintln!("SKIP: needs root (the daemon runs as the user who starts hallpass)");
+        return;
+    }
+    let s = Scratch::new("strict-creds", variants()[0]);
+    std::fs::set_permissions(
+        &s.project,
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    // Natively both work: the directory is writable by anyone, and root may make devices.
+    let script = "setpriv --reuid=hptest --regid=hptest --clear-groups sh -c 'echo x > as-user' || echo refused-user; \
+                  setpriv --bounding-set=-all --inh-caps=-all sh -c 'mknod dev c 1 3' || echo refused-caps; \
+                  echo x > as-root && echo root-ok";
+    let out = run(s.hallpass(["--mode=strict", "--prompt=deny", "--", "sh", "-c", script]));
+    assert_eq!(
+        stdout(&out),
+        "refused-user\nrefused-caps\nroot-ok\n",
+        "{}",
+        stderr(&out)
+    );
+    assert!(!s.project.join("as-user").exists());
+    assert!(!s.project.join("dev").exists());
+    let log = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.log")).unwrap();
+    assert!(
+        log.contains("runs with other credentials than the daemon"),
+        "{log}"
+    );
+}
+
+#[test]
+fn another_mount_namespace_is_not_reached_through_proc_root() {
+    if !am_root() {
+        eprintln!("SKIP: needs root (to make a mount namespace outside the session)");
+        return;
+    }
+    let s = Scratch::new("strict-mntns", variants()[0]);
+    let fake = s.project.join("fake");
+    std::fs::create_dir_all(&fake).unwrap();
+    // Unsupervised, in a mount namespace of its own: the outside directory is mounted over
+    // the project's `fake` there.
+    let mut other = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c"])
+        .arg(format!(
+            "mount --bind {} {} && echo ready && exec sleep 60",
+            s.outside.display(),
+            fake.display()
+        ))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(other.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "ready\n");
+    let through = format!("/proc/{}/root{}/escaped", other.id(), fake.display());
+    let out = run(s.hallpass([
+        "--mode=strict",
+        "--prompt=deny",
+        "--",
+        "sh",
+        "-c",
+        &format!("echo x > {through} && echo wrote || echo refused"),
+    ]));
+    let _ = other.kill();
+    let _ = other.wait();
+    assert_eq!(stdout(&out), "refused\n", "{}", stderr(&out));
+    assert!(!s.outside.join("escaped").exists());
+    assert!(!fake.join("escaped").exists());
+}
+
+#[test]
+fn dev_tty_is_the_command_s_terminal_even_with_o_nofollow() {
+    let s = Scratch::new("strict-tty", variants()[0]);
+    // script(1) gives the command a controlling terminal; its output is what was written.
+    let inner = format!(
+        "{} --mode=strict --prompt=deny -- {} tty-nofollow",
+        bin("hallpass").display(),
+        bin("hp-race").display()
+    );
+    let out = run(s.command("script").args(["-qec", &inner, "/dev/null"]));
+    let text = stdout(&out);
+    assert!(
+        text.contains("tty-ok") && text.contains("open ok"),
+        "{text}{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn fifo_opens_left_waiting_by_killed_processes_do_not_pile_up() {
+    let s = Scratch::new("strict-fifo", variants()[0]);
+    assert!(
+        run(s.hallpass(["--mode=strict", "--prompt=deny", "--", "true"]))
+            .status
+            .success()
+    );
+    let daemon = s.daemon_pid();
+    let threads = || {
+        std::fs::read_dir(format!("/proc/{daemon}/task"))
+            .unwrap()
+            .count()
+    };
+    let before = threads();
+    // Each writer waits for a reader that never comes, and is killed.
+    let out = run(s.hallpass([
+        "--mode=strict",
+        "--prompt=deny",
+        "--",
+        "sh",
+        "-c",
+        "mkfifo p; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do \
+         sh -c 'echo x > p' & w=$!; sleep 0.05; kill -9 $w; done; wait; echo done",
+    ]));
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    assert!(
+        wait_until(std::time::Duration::from_secs(5), || threads()
+            <= before + 1),
+        "daemon threads: {} before, {} after",
+        before,
+        threads()
+    );
+}

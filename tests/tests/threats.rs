@@ -1,6 +1,7 @@
 //! A malicious command against the check itself, made by `hp-race` under the real filter with
 //! `--prompt=deny`: racing it (a path buffer, a symlink or a directory swapped by another
-//! thread between the decision and the kernel's use, for opens and for chmod), and going
+//! thread between the decision and the kernel's use, for opens and for chmod; an openat2's
+//! flags and a bind's address swapped in memory after the check), and going
 //! around it (io_uring, 32-bit and x32 syscalls, open_by_handle_at, user and mount namespaces,
 //! clone3, a seccomp listener of its own, O_TMPFILE+linkat, hard links, renaming a directory
 //! in, /proc/self/fd reopening and truncating, descriptor-based metadata changes, symlinks).
@@ -159,6 +160,21 @@ fn races() -> Vec<Case> {
                     &s(o),
                     "open",
                 ];
+                v.map(String::from).to_vec()
+            },
+        },
+        Case {
+            name: "open_how flags flip",
+            args: |n, _, o| {
+                file(&o.join("f"), "x");
+                let v = ["how-flip", &n.to_string(), &s(o.join("f"))];
+                v.map(String::from).to_vec()
+            },
+        },
+        Case {
+            name: "bind address flip",
+            args: |n, _, o| {
+                let v = ["addr-flip", &n.to_string(), &s(o)];
                 v.map(String::from).to_vec()
             },
         },

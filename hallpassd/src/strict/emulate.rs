@@ -32,7 +32,11 @@ pub enum Prepared {
         paths: Vec<Resolved>,
         action: Action,
     },
-    /// Not a write after all (a read-only `openat2`, an inet `bind`), or an exec reported.
+    /// Not a write, but its arguments are in memory the kernel would read again (a
+    /// read-only `openat2`, a `bind` to an address that makes no file): performed all the
+    /// same, with the daemon's copy of them, so that swapping them cannot turn it into one.
+    Perform(Action),
+    /// An exec, reported (lent memory descriptors go stale).
     Pass { exec: bool },
     /// Answered without a decision: the kernel's error for these arguments (a missing
     /// directory, a bad descriptor...), or a refusal.
@@ -131,6 +135,11 @@ pub enum Action {
         entry: Entry,
         addr: Vec<u8>,
     },
+    /// A bind that makes no file (another family, an abstract Unix address).
+    BindAddr {
+        sock: OwnedFd,
+        addr: Vec<u8>,
+    },
 }
 
 /// An ioctl argument: bytes read from the target, or a descriptor taken from it.
@@ -144,7 +153,6 @@ pub enum Arg {
 /// What is needed to prepare and perform for one target thread.
 pub struct Target<'a> {
     pub tid: i32,
-    pub tgid: i32,
     pub session: i32,
     pub mem: &'a mut Memory,
     pub lender: &'a mut dyn Lender,
@@ -186,12 +194,8 @@ fn prepare_inner(
     roots: &Roots,
 ) -> Sys<Prepared> {
     let a = &n.data.args;
-    let who = Who {
-        tid: t.tid,
-        tgid: t.tgid,
-        session: t.session,
-    };
-    let mut w = Walker::new(who, Rules::default(), roots);
+    let who = Who::new(t.tid, t.session);
+    let mut w = Walker::new(who.clone(), Rules::default(), roots);
     let name = sc.name;
     let write = |paths: Vec<Resolved>, action: Action| {
         Ok(Prepared::Write {
@@ -254,8 +258,13 @@ fn prepare_inner(
                     return Err(Errno::E2BIG);
                 }
             }
-            if !is_write_open(how.flags as i32) {
-                return Ok(Prepared::Pass { exec: false });
+            let read_only = !is_write_open(how.flags as i32);
+            if how.flags & libc::O_PATH as u64 != 0 {
+                // An O_PATH descriptor cannot be installed in the target (ADDFD takes no
+                // O_PATH file), and letting the kernel open it would let its flags, in
+                // memory, be swapped for writing ones: as on a kernel without openat2, so
+                // that programs fall back to openat, whose flags the filter reads itself.
+                return Err(Errno::ENOSYS);
             }
             // The kernel validates `how` before any lookup: have it do so (a descriptor
             // that cannot be valid makes it stop right after).
@@ -273,7 +282,7 @@ fn prepare_inner(
                 roots,
             );
             let flags = how.flags as i32;
-            open(
+            let p = open(
                 &mut w,
                 t,
                 at(0),
@@ -282,12 +291,16 @@ fn prepare_inner(
                 how.mode as u32,
                 Some(how),
                 name,
-            )
+            )?;
+            match p {
+                Prepared::Write { action, .. } if read_only => Ok(Prepared::Perform(action)),
+                p => Ok(p),
+            }
         }
         "mkdir" | "mkdirat" => {
             let (d, p, mode) = pick(name == "mkdir", a, 1);
             let entry = parent(&mut w, t, d, p)?;
-            let paths = vec![entry_res(&entry)?];
+            let paths = vec![entry_res(&entry, roots)?];
             write(
                 paths,
                 Action::Mkdir {
@@ -300,7 +313,7 @@ fn prepare_inner(
             let (d, p, mode) = pick(name == "mknod", a, 1);
             let dev = if name == "mknod" { a[2] } else { a[3] };
             let entry = parent(&mut w, t, d, p)?;
-            let paths = vec![entry_res(&entry)?];
+            let paths = vec![entry_res(&entry, roots)?];
             write(
                 paths,
                 Action::Mknod {
@@ -320,7 +333,7 @@ fn prepare_inner(
                 return Err(Errno::EINVAL);
             }
             let entry = parent(&mut w, t, d, p)?;
-            let paths = vec![entry_res(&entry)?];
+            let paths = vec![entry_res(&entry, roots)?];
             write(paths, Action::Unlink { entry, flags })
         }
         "rename" | "renameat" | "renameat2" => {
@@ -331,7 +344,7 @@ fn prepare_inner(
             };
             let from = parent(&mut w, t, d1, p1)?;
             let to = parent(&mut w, t, d2, p2)?;
-            let paths = vec![entry_res(&from)?, entry_res(&to)?];
+            let paths = vec![entry_res(&from, roots)?, entry_res(&to, roots)?];
             write(paths, Action::Rename { from, to, flags })
         }
         "link" | "linkat" => {
@@ -354,7 +367,7 @@ fn prepare_inner(
                 }
             };
             let to = parent(&mut w, t, d2, p2)?;
-            let paths = vec![obj_res(&from)?, entry_res(&to)?];
+            let paths = vec![obj_res(&from, roots)?, entry_res(&to, roots)?];
             write(paths, Action::Link { from, to, empty })
         }
         "symlink" | "symlinkat" => {
@@ -368,7 +381,7 @@ fn prepare_inner(
                 return Err(Errno::ENOENT);
             }
             let entry = parent(&mut w, t, d, p)?;
-            let paths = vec![entry_res(&entry)?];
+            let paths = vec![entry_res(&entry, roots)?];
             let target = CString::new(text).map_err(|_| Errno::EINVAL)?;
             write(paths, Action::Symlink { target, entry })
         }
@@ -382,7 +395,7 @@ fn prepare_inner(
                 return Err(Errno::EINVAL);
             }
             let obj = object(&mut w, t, d, p, flags)?;
-            let paths = vec![obj_res(&obj)?];
+            let paths = vec![obj_res(&obj, roots)?];
             write(paths, Action::Chmod { obj, mode })
         }
         "chown" | "lchown" | "fchownat" => {
@@ -395,7 +408,7 @@ fn prepare_inner(
                 return Err(Errno::EINVAL);
             }
             let obj = object(&mut w, t, d, p, flags)?;
-            let paths = vec![obj_res(&obj)?];
+            let paths = vec![obj_res(&obj, roots)?];
             write(
                 paths,
                 Action::Chown {
@@ -411,7 +424,7 @@ fn prepare_inner(
                 Obj::Held(fd) => fd,
                 Obj::Entry(_) => unreachable!("followed"),
             };
-            let paths = vec![held_res(&obj)?];
+            let paths = vec![held_res(&obj, roots)?];
             write(paths, Action::Truncate { obj, len })
         }
         "utime" | "utimes" | "futimesat" | "utimensat" => {
@@ -435,7 +448,7 @@ fn prepare_inner(
             } else {
                 object(&mut w, t, d, p, flags)?
             };
-            let paths = vec![obj_res(&obj)?];
+            let paths = vec![obj_res(&obj, roots)?];
             write(paths, Action::Times { obj, times })
         }
         "setxattr" | "lsetxattr" | "setxattrat" => {
@@ -482,7 +495,7 @@ fn prepare_inner(
                     .map_err(read_err)?;
             }
             let obj = object_as(&mut w, t, d, p, flags, true)?;
-            let paths = vec![obj_res(&obj)?];
+            let paths = vec![obj_res(&obj, roots)?];
             write(
                 paths,
                 Action::SetXattr {
@@ -504,12 +517,12 @@ fn prepare_inner(
             }
             let xname = read_xattr_name(t, name_ptr)?;
             let obj = object_as(&mut w, t, d, p, flags, name == "removexattrat")?;
-            let paths = vec![obj_res(&obj)?];
+            let paths = vec![obj_res(&obj, roots)?];
             write(paths, Action::RemoveXattr { obj, name: xname })
         }
         "fchmod" | "fchown" | "fsetxattr" | "fremovexattr" => {
             let fd = fd_object(&w, t, at(0))?;
-            let paths = vec![held_res(&fd)?];
+            let paths = vec![held_res(&fd, roots)?];
             let obj = Obj::Held(fd);
             let action = match name {
                 "fchmod" => Action::Chmod {
@@ -553,7 +566,7 @@ fn prepare_inner(
                 return Err(Errno::EOPNOTSUPP);
             }
             let fd = take_fd(t, at(0))?;
-            let paths = vec![held_res(&fd)?];
+            let paths = vec![held_res(&fd, roots)?];
             let arg = match cmd {
                 FICLONE => Arg::Fd(take_fd(t, a[2] as i32)?),
                 FICLONERANGE => {
@@ -576,25 +589,32 @@ fn prepare_inner(
             write(paths, Action::Ioctl { fd, cmd, arg })
         }
         "bind" => {
-            let len = (a[2] as usize).min(std::mem::size_of::<libc::sockaddr_un>());
-            if len <= 2 {
-                return Ok(Prepared::Pass { exec: false });
+            // Every bind is performed on the daemon's copy of the address: the kernel would
+            // read it again, and an address swapped to a path would make a file unchecked.
+            let len = a[2] as usize;
+            if len > std::mem::size_of::<libc::sockaddr_storage>() {
+                return Err(Errno::EINVAL);
             }
             let mut sa = vec![0u8; len];
             t.mem
                 .read_exact(t.tid, a[1], &mut sa, t.lender)
                 .map_err(read_err)?;
-            let family = u16::from_ne_bytes([sa[0], sa[1]]);
-            if family != libc::AF_UNIX as u16 || sa[2] == 0 {
-                return Ok(Prepared::Pass { exec: false });
-            }
-            let path = &sa[2..];
-            let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
-            let path = path[..end].to_vec();
             let sock = take_fd(t, at(0))?;
+            let family = if len >= 2 {
+                u16::from_ne_bytes([sa[0], sa[1]])
+            } else {
+                0
+            };
+            let path = if family == libc::AF_UNIX as u16 && len > 2 && sa[2] != 0 {
+                let p = &sa[2..];
+                let end = p.iter().position(|&b| b == 0).unwrap_or(p.len());
+                p[..end].to_vec()
+            } else {
+                return Ok(Prepared::Perform(Action::BindAddr { sock, addr: sa }));
+            };
             let start = start_for(&w, libc::AT_FDCWD, &path)?;
             let entry = w.parent(start, &path)?;
-            let paths = vec![entry_res(&entry)?];
+            let paths = vec![entry_res(&entry, roots)?];
             write(
                 paths,
                 Action::Bind {
@@ -616,7 +636,7 @@ fn prepare_inner(
                 .read_exact(t.tid, a[2], &mut attr, t.lender)
                 .map_err(read_err)?;
             let obj = object(&mut w, t, d, p, flags)?;
-            let paths = vec![obj_res(&obj)?];
+            let paths = vec![obj_res(&obj, roots)?];
             write(paths, Action::FileSetattr { obj, attr, size })
         }
         _ => Err(Errno::ENOSYS),
@@ -751,8 +771,16 @@ fn fd_object(w: &Walker, t: &Target<'_>, fd: i32) -> Sys<OwnedFd> {
     if fd < 0 {
         return Err(Errno::EBADF);
     }
-    let info = std::fs::read_to_string(format!("/proc/{}/fdinfo/{fd}", t.tid))
-        .map_err(|_| Errno::EBADF)?;
+    // The very open file, where the daemon may take it: two syscalls, and its flags.
+    if let Ok(file) = take_fd(t, fd) {
+        if fsops::getfl(file.as_fd())? & libc::O_PATH != 0 {
+            return Err(Errno::EBADF);
+        }
+        return Ok(file);
+    }
+    let mut buf = [0u8; 512];
+    let info =
+        read_proc(&format!("/proc/{}/fdinfo/{fd}", t.tid), &mut buf).map_err(|_| Errno::EBADF)?;
     let flags = info
         .lines()
         .find_map(|l| l.strip_prefix("flags:"))
@@ -764,6 +792,22 @@ fn fd_object(w: &Walker, t: &Target<'_>, fd: i32) -> Sys<OwnedFd> {
     w.base(&Base::Fd(fd))
 }
 
+/// Reads a small `/proc` file in one go into `buf`, without the size lookup
+/// `read_to_string` makes: this runs for many writes.
+fn read_proc<'b>(path: &str, buf: &'b mut [u8]) -> Sys<&'b str> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|_| Errno::ESRCH)?;
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(_) => return Err(Errno::ESRCH),
+        }
+    }
+    std::str::from_utf8(&buf[..n]).map_err(|_| Errno::ESRCH)
+}
+
 /// A copy of the target's descriptor `fd` (`pidfd_getfd`), for what needs the open file
 /// itself: a socket to bind, a file for an ioctl. Where the daemon may not take it (Yama
 /// `ptrace_scope=1` and not root), `EPERM`.
@@ -771,21 +815,21 @@ fn take_fd(t: &Target<'_>, fd: i32) -> Sys<OwnedFd> {
     if fd < 0 {
         return Err(Errno::EBADF);
     }
-    let pidfd = fsops::pidfd_open(t.tid).or_else(|_| fsops::pidfd_open(t.tgid))?;
+    let pidfd = fsops::pidfd_open_thread(t.tid)?;
     fsops::pidfd_getfd(pidfd.as_fd(), fd)
         .map_err(|e| if e == Errno::EBADF { e } else { Errno::EPERM })
 }
 
-fn entry_res(e: &Entry) -> Sys<Resolved> {
-    match walk::entry_path(e)? {
+fn entry_res(e: &Entry, roots: &Roots) -> Sys<Resolved> {
+    match walk::entry_path(e, roots)? {
         Some(p) => Ok(Resolved::Path(p)),
         // A directory always has a path; one that does not cannot be decided on.
         None => Err(Errno::EACCES),
     }
 }
 
-fn held_res(fd: &OwnedFd) -> Sys<Resolved> {
-    Ok(match walk::path_of(fd.as_fd())? {
+fn held_res(fd: &OwnedFd, roots: &Roots) -> Sys<Resolved> {
+    Ok(match walk::checked_path_of(fd.as_fd(), roots)? {
         Some(p) => Resolved::Path(p),
         None => {
             let link =
@@ -795,10 +839,10 @@ fn held_res(fd: &OwnedFd) -> Sys<Resolved> {
     })
 }
 
-fn obj_res(o: &Obj) -> Sys<Resolved> {
+fn obj_res(o: &Obj, roots: &Roots) -> Sys<Resolved> {
     match o {
-        Obj::Held(fd) => held_res(fd),
-        Obj::Entry(e) => entry_res(e),
+        Obj::Held(fd) => held_res(fd, roots),
+        Obj::Entry(e) => entry_res(e, roots),
     }
 }
 
@@ -846,7 +890,7 @@ fn open(
     if flags & O_TMPFILE != 0 {
         // The path names the directory the file is made in.
         let dir = w.object(start, path, flags & libc::O_NOFOLLOW == 0)?;
-        let paths = vec![held_res(&dir)?];
+        let paths = vec![held_res(&dir, w.roots())?];
         return write(
             paths,
             Action::Reopen {
@@ -869,23 +913,22 @@ fn open(
                 Last::Link(next) => entry = next,
                 // A /proc magic link, or /proc/self: the object itself.
                 Last::Object(obj) => {
-                    let paths = vec![held_res(&obj)?];
+                    if fsops::fstat(obj.as_fd()).is_ok_and(|st| is_dev_tty(&st)) {
+                        return tty(t, flags, mode, name);
+                    }
+                    let paths = vec![held_res(&obj, w.roots())?];
                     return write(paths, Action::Reopen { obj, flags, mode });
                 }
             },
-            Ok(st)
-                if st.st_mode & libc::S_IFMT == libc::S_IFCHR
-                    && st.st_rdev == libc::makedev(5, 0) =>
-            {
-                // /dev/tty: the target's controlling terminal, not the daemon's.
-                let obj = controlling_tty(t.tid)?;
-                let paths = vec![Resolved::Path(PathBuf::from("/dev/tty"))];
-                return write(paths, Action::Reopen { obj, flags, mode });
-            }
             _ => break,
         }
     }
-    let paths = vec![entry_res(&entry)?];
+    if !entry.special()
+        && fsops::lstatat(entry.dir.as_fd(), &entry.name).is_ok_and(|st| is_dev_tty(&st))
+    {
+        return tty(t, flags, mode, name);
+    }
+    let paths = vec![entry_res(&entry, w.roots())?];
     write(
         paths,
         Action::Open {
@@ -895,6 +938,23 @@ fn open(
             how,
         },
     )
+}
+
+/// `/dev/tty`, which names the caller's controlling terminal: opened in the daemon it would
+/// be the daemon's (or none).
+fn is_dev_tty(st: &libc::stat) -> bool {
+    st.st_mode & libc::S_IFMT == libc::S_IFCHR && st.st_rdev == libc::makedev(5, 0)
+}
+
+/// An open of `/dev/tty`: the target's controlling terminal, reopened from one of its own
+/// descriptors.
+fn tty(t: &Target<'_>, flags: i32, mode: u32, name: &'static str) -> Sys<Prepared> {
+    let obj = controlling_tty(t.tid)?;
+    Ok(Prepared::Write {
+        syscall: name,
+        paths: vec![Resolved::Path(PathBuf::from("/dev/tty"))],
+        action: Action::Reopen { obj, flags, mode },
+    })
 }
 
 /// The target's controlling terminal, held: one of its descriptors open on it.
@@ -960,7 +1020,8 @@ struct Creds {
 }
 
 fn creds_of(tid: i32) -> Sys<Creds> {
-    let s = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| Errno::ESRCH)?;
+    let mut buf = [0u8; 8192];
+    let s = read_proc(&format!("/proc/{tid}/status"), &mut buf)?;
     let field = |name: &str| s.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
     let fourth = |name: &str| {
         field(name)
@@ -990,50 +1051,91 @@ fn own_creds() -> &'static Option<Creds> {
 
 thread_local! {
     static OWN_FS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// This thread's umask once it has its own: set only when it must change.
+    static UMASK: std::cell::Cell<u32> = const { std::cell::Cell::new(u32::MAX) };
 }
 
-/// Runs `f` as the kernel would run the target's call: with its umask if `creates`, and with
-/// its file-system uid, gid and groups where they differ from the daemon's (a root daemon
-/// whose command dropped to another user). Both are set on this thread only.
+/// `Ok` when thread `tid` has the daemon's credentials, so that what the daemon looks up and
+/// writes for it, it could itself. A daemon that is not root runs as its user, whose
+/// processes cannot have other credentials (the session start checks the launcher's); a root
+/// daemon checks each process (one that dropped to another user or dropped capabilities
+/// gets `EPERM`).
+pub fn same_credentials(tid: i32) -> Sys<()> {
+    let Some(own) = own_creds() else {
+        return Err(Errno::EACCES);
+    };
+    if own.fsuid != 0 {
+        return Ok(());
+    }
+    let c = creds_of(tid)?;
+    if (c.fsuid, c.fsgid, &c.groups, c.cap_eff) != (own.fsuid, own.fsgid, &own.groups, own.cap_eff)
+    {
+        return Err(Errno::EPERM);
+    }
+    Ok(())
+}
+
+/// Runs `f` as the kernel would run the target's call: with its umask if `creates`, and only
+/// if it has the daemon's credentials (checked again: a question's write is performed long
+/// after it was prepared). The umask is set on this thread only.
 fn as_target<T>(tid: i32, creates: bool, f: impl FnOnce() -> T) -> Sys<T> {
     let Some(own) = own_creds() else {
         return Err(Errno::EACCES);
     };
-    // A daemon that is not root runs as the target's only possible credentials: one without
-    // privilege cannot change them (no new privileges, no new user namespaces).
     if !creates && own.fsuid != 0 {
         return Ok(f());
     }
     let c = creds_of(tid)?;
-    let switch = (c.fsuid, c.fsgid, &c.groups) != (own.fsuid, own.fsgid, &own.groups);
-    if switch && (own.fsuid != 0 || (c.fsuid == 0 && c.cap_eff != own.cap_eff)) {
-        // Root with fewer capabilities, or credentials a daemon that is not root cannot
-        // take: refused rather than performed with more power than the target has.
+    if own.fsuid == 0
+        && (c.fsuid, c.fsgid, &c.groups, c.cap_eff)
+            != (own.fsuid, own.fsgid, &own.groups, own.cap_eff)
+    {
         return Err(Errno::EPERM);
     }
     if !OWN_FS.with(|o| o.get()) {
         fsops::unshare_fs()?;
         OWN_FS.with(|o| o.set(true));
     }
-    let old = fsops::umask(c.umask);
-    if switch && !fsops::set_fs_creds(c.fsuid, c.fsgid, &c.groups) {
-        fsops::set_fs_creds(own.fsuid, own.fsgid, &own.groups);
-        fsops::umask(old);
-        return Err(Errno::EPERM);
+    // The thread's own umask serves only the writes it performs: left as the last target's.
+    if UMASK.with(|u| u.get()) != c.umask {
+        fsops::umask(c.umask);
+        UMASK.with(|u| u.set(c.umask));
     }
-    let r = f();
-    if switch && !fsops::set_fs_creds(own.fsuid, own.fsgid, &own.groups) {
-        // This thread cannot act for anyone any more.
-        eprintln!("hallpassd: cannot restore the daemon's credentials after a write; exiting");
-        std::process::abort();
-    }
-    fsops::umask(old);
-    Ok(r)
+    Ok(f())
 }
 
 const O_NOCTTY: i32 = libc::O_NOCTTY;
 
 impl Action {
+    /// For a FIFO open that may block: what releases it (opens the other end, at once
+    /// closed), should the process go away while it waits.
+    pub fn releaser(&self) -> Option<Box<dyn FnOnce() + Send>> {
+        if !self.may_block() {
+            return None;
+        }
+        let (held, flags) = match self {
+            Action::Open { entry, flags, .. } => (
+                fsops::open_path(Some(entry.dir.as_fd()), &entry.name, true).ok()?,
+                *flags,
+            ),
+            Action::Reopen { obj, flags, .. } => (walk::dup(obj).ok()?, *flags),
+            _ => return None,
+        };
+        let other = if flags & libc::O_ACCMODE == libc::O_RDONLY {
+            libc::O_WRONLY
+        } else {
+            libc::O_RDONLY
+        };
+        Some(Box::new(move || {
+            let _ = fsops::openat(
+                None,
+                &walk::self_path(held.as_fd()),
+                other | libc::O_NONBLOCK,
+                0,
+            );
+        }))
+    }
+
     /// Whether performing may block for as long as the target would have: opening a FIFO
     /// waits for the other end. Such an action is performed on a thread of its own.
     pub fn may_block(&self) -> bool {
@@ -1045,7 +1147,8 @@ impl Action {
             _ => return false,
         };
         let fifo = st.is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO);
-        fifo && flags & libc::O_NONBLOCK == 0 && flags & libc::O_ACCMODE != libc::O_RDWR
+        fifo && flags & (libc::O_NONBLOCK | libc::O_PATH) == 0
+            && flags & libc::O_ACCMODE != libc::O_RDWR
     }
 
     /// Performs the operation for thread `tid`, with its credentials.
@@ -1081,7 +1184,14 @@ impl Action {
                 // are cleaned as open(2) cleans them, since openat2 refuses what it ignores.
                 let h = match how {
                     Some(h) => OpenHow {
-                        flags: h.flags | (O_NOCTTY | libc::O_CLOEXEC) as u64,
+                        // openat2 refuses any other flag beside O_PATH.
+                        flags: h.flags
+                            | libc::O_CLOEXEC as u64
+                            | if h.flags & libc::O_PATH as u64 == 0 {
+                                O_NOCTTY as u64
+                            } else {
+                                0
+                            },
                         mode: h.mode,
                         resolve: if entry.special() {
                             h.resolve
@@ -1112,7 +1222,7 @@ impl Action {
                     Ok(fsops::openat(
                         None,
                         &walk::self_path(obj.as_fd()),
-                        f & !libc::O_CREAT & !libc::O_EXCL,
+                        f & !(libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW),
                         0,
                     ))
                 };
@@ -1250,6 +1360,7 @@ impl Action {
                 )
                 .into(),
             },
+            Action::BindAddr { sock, addr } => fsops::bind(sock.as_fd(), addr).into(),
             Action::Bind { sock, entry, addr } => {
                 // The name alone, from the held directory made this thread's cwd: the socket
                 // is made in that very directory.

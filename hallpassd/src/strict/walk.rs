@@ -31,12 +31,31 @@ pub const RESOLVE_BENEATH: u64 = 0x08;
 pub const RESOLVE_IN_ROOT: u64 = 0x10;
 
 /// The process a lookup is made for.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Who {
     pub tid: i32,
-    pub tgid: i32,
+    /// Its thread group, looked up when first needed (rarely: for `/proc/self`).
+    tgid: std::cell::Cell<i32>,
     /// The session's first process: its descendants may reopen each other's pipes.
     pub session: i32,
+}
+
+impl Who {
+    pub fn new(tid: i32, session: i32) -> Who {
+        Who {
+            tid,
+            tgid: std::cell::Cell::new(0),
+            session,
+        }
+    }
+
+    pub fn tgid(&self) -> i32 {
+        if self.tgid.get() == 0 {
+            self.tgid
+                .set(crate::resolve::tgid_of(self.tid).unwrap_or(self.tid));
+        }
+        self.tgid.get()
+    }
 }
 
 /// A directory held, and the name of the last component in it as written (trailing slashes
@@ -317,9 +336,9 @@ impl<'r> Walker<'r> {
     /// What `/proc/self` or `/proc/thread-self` is for the target.
     fn own_proc(&self, comp: &[u8]) -> String {
         if comp == b"self" {
-            format!("{}", self.who.tgid)
+            format!("{}", self.who.tgid())
         } else {
-            format!("{}/task/{}", self.who.tgid, self.who.tid)
+            format!("{}/task/{}", self.who.tgid(), self.who.tid)
         }
     }
 
@@ -335,7 +354,7 @@ impl<'r> Walker<'r> {
                 .as_deref()
                 .and_then(crate::resolve::proc_pid);
             let ok = owner.is_some_and(|pid| {
-                pid == self.who.tgid
+                pid == self.who.tgid()
                     || pid == self.who.tid
                     || crate::resolve::descends_from(pid, self.who.session)
             });
@@ -482,6 +501,64 @@ pub fn dup(fd: &OwnedFd) -> Sys<OwnedFd> {
         .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EMFILE)))
 }
 
+/// The path of an object the daemon holds, for the policy, checked: looked up afresh from
+/// the root without following any symlink, it must lead to this very object on this very
+/// mount. A name the kernel gives can lie: for an object of another mount namespace (reached
+/// through `/proc/PID/root`, or a descriptor passed in from one) it is relative to that
+/// namespace. `EACCES` then. An unlinked object is checked by its directory's mount.
+/// `None` for what is not a file on disk (a pipe, socket, anonymous inode).
+pub fn checked_path_of(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let Some((path, deleted)) = name_of(fd)? else {
+        return Ok(None);
+    };
+    let held = fsops::identity(fd)?;
+    let how = fsops::OpenHow {
+        flags: (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    let look = if deleted {
+        path.parent().unwrap_or(&path).to_path_buf()
+    } else {
+        path.clone()
+    };
+    let again = cstr(look.as_os_str().as_bytes())
+        .and_then(|p| fsops::openat2(roots.root.as_raw_fd(), &p, &how))
+        .map_err(|_| Errno::EACCES)?;
+    let found = fsops::identity(again.as_fd())?;
+    let same = if deleted {
+        found.0 == held.0
+    } else {
+        found == held
+    };
+    if !same {
+        return Err(Errno::EACCES);
+    }
+    Ok(Some(path))
+}
+
+/// The kernel's name for an object the daemon holds (`/proc/self/fd/N`), and whether it was
+/// unlinked; `None` for what is not a file.
+fn name_of(fd: BorrowedFd<'_>) -> Sys<Option<(PathBuf, bool)>> {
+    let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    let mut b = std::fs::read_link(link)
+        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?
+        .into_os_string()
+        .into_vec();
+    if b.first() != Some(&b'/') || b.starts_with(b"/memfd:") {
+        return Ok(None);
+    }
+    let deleted = b.ends_with(b" (deleted)");
+    if deleted {
+        b.truncate(b.len() - b" (deleted)".len());
+    }
+    Ok(Some((
+        PathBuf::from(std::ffi::OsString::from_vec(b)),
+        deleted,
+    )))
+}
+
 /// The path of an object the daemon holds, as the kernel names it (`/proc/self/fd/N`), for
 /// the policy. `None` for what is not a file on disk (a pipe, socket, anonymous inode).
 pub fn path_of(fd: BorrowedFd<'_>) -> Sys<Option<PathBuf>> {
@@ -508,9 +585,9 @@ pub fn self_path(fd: BorrowedFd<'_>) -> CString {
     CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap()
 }
 
-/// The decision path of `name` in directory `dir`.
-pub fn entry_path(e: &Entry) -> Sys<Option<PathBuf>> {
-    let Some(mut p) = path_of(e.dir.as_fd())? else {
+/// The decision path of `name` in directory `dir`, the directory's checked.
+pub fn entry_path(e: &Entry, roots: &Roots) -> Sys<Option<PathBuf>> {
+    let Some(mut p) = checked_path_of(e.dir.as_fd(), roots)? else {
         return Ok(None);
     };
     let bare = e.bare();

@@ -76,6 +76,31 @@ pub fn fstat(fd: BorrowedFd<'_>) -> Sys<libc::stat> {
     Ok(st)
 }
 
+/// The mount id, device and inode of `fd` (`statx` with `STATX_MNT_ID`, Linux 5.8).
+pub fn identity(fd: BorrowedFd<'_>) -> Sys<(u64, u32, u32, u64)> {
+    // SAFETY: an all-zero `struct statx` is a valid value; the kernel fills it.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: the empty name is NUL-terminated and `st` is a live, writable `struct statx`.
+    unit(unsafe {
+        libc::statx(
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_INO | libc::STATX_MNT_ID,
+            &mut st,
+        )
+    } as _)?;
+    if st.stx_mask & libc::STATX_MNT_ID == 0 {
+        return Err(Errno::ENOSYS);
+    }
+    Ok((
+        st.stx_mnt_id,
+        st.stx_dev_major,
+        st.stx_dev_minor,
+        st.stx_ino,
+    ))
+}
+
 /// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`.
 pub fn lstatat(dir: BorrowedFd<'_>, name: &CStr) -> Sys<libc::stat> {
     // SAFETY: as in `fstat`.
@@ -310,6 +335,15 @@ pub fn pidfd_open(pid: i32) -> Sys<OwnedFd> {
     fd_result(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) })
 }
 
+/// A descriptor of thread `tid` (`pidfd_open` with `PIDFD_THREAD`, Linux 6.9), or of the
+/// process if `tid` leads one (older kernels refuse other threads with `EINVAL`).
+pub fn pidfd_open_thread(tid: i32) -> Sys<OwnedFd> {
+    const PIDFD_THREAD: libc::c_long = libc::O_EXCL as libc::c_long;
+    // SAFETY: no memory is passed.
+    fd_result(unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) })
+        .or_else(|_| pidfd_open(tid))
+}
+
 /// A copy of descriptor `fd` of the process behind `pidfd` (`pidfd_getfd`).
 pub fn pidfd_getfd(pidfd: BorrowedFd<'_>, fd: i32) -> Sys<OwnedFd> {
     // SAFETY: no memory is passed.
@@ -330,22 +364,4 @@ pub fn getfl(fd: BorrowedFd<'_>) -> Sys<i32> {
 pub fn setfl(fd: BorrowedFd<'_>, flags: i32) -> Sys<()> {
     // SAFETY: no memory is passed.
     unit(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags) } as _)
-}
-
-/// Sets this thread's file-system uid and gid and supplementary groups, the credentials the
-/// kernel checks file access with. Raw syscalls: glibc's wrappers change every thread.
-/// Returns false if the kernel did not take them.
-pub fn set_fs_creds(uid: u32, gid: u32, groups: &[u32]) -> bool {
-    // SAFETY: `groups` is live for its length; the rest are values.
-    unsafe {
-        libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) == 0
-            && {
-                libc::syscall(libc::SYS_setfsgid, gid);
-                libc::syscall(libc::SYS_setfsgid, u32::MAX) as u32 == gid
-            }
-            && {
-                libc::syscall(libc::SYS_setfsuid, uid);
-                libc::syscall(libc::SYS_setfsuid, u32::MAX) as u32 == uid
-            }
-    }
 }

@@ -19,6 +19,12 @@
 //! - `dir-swap N DIR ALLOWED_DIR DENIED_DIR [OP]`: ALLOWED_DIR (a real directory) and DIR (a
 //!   symlink to DENIED_DIR) are made here; a thread exchanges them while the main thread
 //!   writes DIR/f. The denied file is DENIED_DIR/f.
+//! - `how-flip N DENIED`: a thread flips the flags of an `open_how` in memory between
+//!   O_RDONLY (which strict mode performs without asking) and O_WRONLY|O_APPEND while the
+//!   main thread openat2s DENIED (which must exist) and writes a byte through what it got.
+//! - `addr-flip N DENIED_DIR`: a thread flips the first byte of a Unix socket address between
+//!   NUL (an abstract address, no file) and `/` (DENIED_DIR/s) while the main thread binds
+//!   a fresh socket to it. An escape is a socket file made in DENIED_DIR (removed again).
 //!
 //! Single-shot tries (DENIED: a file or directory outside the project):
 //! - `io-uring DENIED`: IORING_OP_OPENAT of DENIED for writing, one byte written.
@@ -40,6 +46,8 @@
 //! - `proc-truncate DENIED`: open DENIED read-only, truncate /proc/self/fd/N.
 //! - `fchmod DENIED`, `fchown DENIED`, `fsetxattr DENIED`: on a read-only descriptor.
 //! - `symlink-out LINK DENIED`: make LINK -> DENIED in the project, write through LINK.
+//! - `tty-nofollow`: open /dev/tty O_WRONLY|O_NOFOLLOW and write `tty-ok` to it (it must be
+//!   our controlling terminal, not the daemon's); prints the open's result.
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -312,6 +320,96 @@ fn buffer_flip(n: u64, allowed: &str, denied: &str, op: Op) {
         0
     };
     race(n, op, buf.as_ptr().cast(), Path::new(denied), &flip);
+}
+
+/// The flipping thread, the attempts and the account, for the races on argument memory
+/// other than paths (`how-flip`, `addr-flip`): `attempt` returns the syscall's result and
+/// whether the forbidden effect happened.
+fn flip_race(n: u64, flip: &(dyn Fn() + Sync), attempt: &mut dyn FnMut() -> (i64, bool)) {
+    let stop = AtomicBool::new(false);
+    let swaps = AtomicU64::new(0);
+    let mut results: BTreeMap<i64, u64> = BTreeMap::new();
+    let mut escapes = 0u64;
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                flip();
+                swaps.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        for _ in 0..n {
+            let (r, escaped) = attempt();
+            escapes += u64::from(escaped);
+            *results.entry(r.min(0)).or_default() += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let res: Vec<String> = results
+        .iter()
+        .map(|(r, k)| format!("{} x{k}", step(*r)))
+        .collect();
+    eprintln!(
+        "hp-race: swaps {} (failed 0); results {}",
+        swaps.load(Ordering::Relaxed),
+        res.join(", ")
+    );
+    println!("attempts {n} escapes {escapes}");
+}
+
+fn how_flip(n: u64, denied: &Path) {
+    let before = Snap::of(denied);
+    if before.meta.is_none() {
+        die(&format!("{} must exist for how-flip", denied.display()));
+    }
+    let path = c(denied);
+    let read = (libc::O_RDONLY | libc::O_CLOEXEC) as u64;
+    let write = (libc::O_WRONLY | libc::O_APPEND | libc::O_CLOEXEC) as u64;
+    // struct open_how { flags, mode, resolve }: the flags word flips.
+    let how: [AtomicU64; 3] = [AtomicU64::new(read), AtomicU64::new(0), AtomicU64::new(0)];
+    let flip = || {
+        let cur = how[0].load(Ordering::Relaxed);
+        how[0].store(if cur == read { write } else { read }, Ordering::Relaxed);
+    };
+    let mut size = before.size().unwrap_or(0);
+    let mut attempt = || {
+        let fd = sys!(libc::SYS_openat2, AT_FDCWD, path.as_ptr(), how.as_ptr(), 24);
+        append_byte(fd);
+        let now = Snap::of(denied).size().unwrap_or(0);
+        let escaped = now != size;
+        size = now;
+        (fd, escaped)
+    };
+    flip_race(n, &flip, &mut attempt);
+}
+
+fn addr_flip(n: u64, denied_dir: &Path) {
+    let target = denied_dir.join("s");
+    let name = target.as_os_str().as_bytes();
+    // sockaddr_un: family, then the path; the first byte flips between NUL and '/'.
+    let mut sa = vec![0u8; 2 + name.len() + 1];
+    sa[..2].copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
+    sa[2..2 + name.len()].copy_from_slice(name);
+    let buf: Vec<AtomicU8> = sa.iter().map(|&x| AtomicU8::new(x)).collect();
+    let flip = || {
+        let cur = buf[2].load(Ordering::Relaxed);
+        buf[2].store(if cur == 0 { b'/' } else { 0 }, Ordering::Relaxed);
+    };
+    let mut attempt = || {
+        let sock = sys!(
+            libc::SYS_socket,
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0
+        );
+        let r = sys!(libc::SYS_bind, sock, buf.as_ptr(), sa.len());
+        close(sock);
+        let escaped = std::fs::symlink_metadata(&target).is_ok();
+        if escaped {
+            let _ = std::fs::remove_file(&target);
+        }
+        (r, escaped)
+    };
+    flip_race(n, &flip, &mut attempt);
 }
 
 fn exchange(a: &CString, b: &CString) -> i64 {
@@ -993,6 +1091,8 @@ fn main() {
         "buffer-flip" => buffer_flip(n(), &arg(3), &arg(4), op_arg(args.get(5))),
         "symlink-swap" => symlink_swap(n(), &path(3), &path(4), &path(5), op_arg(args.get(6))),
         "dir-swap" => dir_swap(n(), &path(3), &path(4), &path(5), op_arg(args.get(6))),
+        "how-flip" => how_flip(n(), &path(3)),
+        "addr-flip" => addr_flip(n(), &path(3)),
         "io-uring" => io_uring(&path(2)),
         #[cfg(target_arch = "x86_64")]
         "int80" => int80(&path(2)),
@@ -1038,6 +1138,19 @@ fn main() {
             sys!(libc::SYS_fsetxattr, fd, name.as_ptr(), b"1".as_ptr(), 1, 0)
         }),
         "symlink-out" => symlink_out(&path(2), &path(3)),
+        "tty-nofollow" => {
+            let fd = sys!(
+                libc::SYS_openat,
+                AT_FDCWD,
+                c"/dev/tty".as_ptr(),
+                (libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC) as libc::c_long
+            );
+            if fd >= 0 {
+                sys!(libc::SYS_write, fd, b"tty-ok\n".as_ptr(), 7);
+                close(fd);
+            }
+            println!("open {}", step(fd));
+        }
         other => die(&format!("unknown command {other}")),
     }
 }
