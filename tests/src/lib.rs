@@ -285,6 +285,12 @@ impl Scratch {
     pub fn kill_daemon(&self) -> String {
         let pid = self.daemon_pid();
         let _ = Command::new("kill").arg("-9").arg(&pid).status();
+        // Gone, not just signalled: a launcher started next must not reach the dying one.
+        let proc = PathBuf::from(format!("/proc/{pid}/stat"));
+        let gone = wait_until(Duration::from_secs(10), || {
+            std::fs::read_to_string(&proc).map_or(true, |s| s.contains(") Z "))
+        });
+        assert!(gone, "daemon {pid} survived SIGKILL");
         pid
     }
 
