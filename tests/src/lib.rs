@@ -65,29 +65,59 @@ pub fn variants() -> Vec<Variant> {
         .collect()
 }
 
-/// The built binaries, copied once per test process to a directory every user can read, so
-/// the unprivileged user needs no access to the build tree.
+/// The built binaries, copied to a directory every user can read, so the unprivileged user
+/// needs no access to the build tree. One copy per build, shared by the test processes (a
+/// copy per process filled /tmp); copies of other builds an hour old are removed.
 pub fn bin_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
+        use std::hash::{Hash, Hasher};
+        const NAMES: [&str; 5] = ["hallpass", "hallpassd", "hp-write", "hp-conform", "hp-race"];
         let exe = std::env::current_exe().unwrap();
         // target/debug/deps/<test> -> target/debug
         let build = exe.parent().unwrap().parent().unwrap().to_path_buf();
-        let dir = std::env::temp_dir().join(format!("hallpass-test-bin-{}", std::process::id()));
+        // The build is known by where it is and when each binary was made.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        build.hash(&mut h);
+        for name in NAMES {
+            let src = build.join(name);
+            let md = std::fs::metadata(&src).unwrap_or_else(|_| {
+                panic!(
+                    "{} is missing: run `cargo build --workspace` first",
+                    src.display()
+                )
+            });
+            (md.len(), md.modified().ok()).hash(&mut h);
+        }
+        let tmp = std::env::temp_dir();
+        let dir = tmp.join(format!("hallpass-test-bin-{:016x}", h.finish()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        for name in ["hallpass", "hallpassd", "hp-write", "hp-conform", "hp-race"] {
-            let src = build.join(name);
-            assert!(
-                src.exists(),
-                "{} is missing: run `cargo build --workspace` first",
-                src.display()
-            );
-            // Beside, then renamed over: an earlier test process with the same pid may have
-            // left a daemon running from this path (copying over it fails: text file busy).
-            let tmp = dir.join(format!(".{name}.tmp"));
-            std::fs::copy(&src, &tmp).unwrap();
-            std::fs::rename(&tmp, dir.join(name)).unwrap();
+        for name in NAMES {
+            let dest = dir.join(name);
+            if dest.exists() {
+                continue;
+            }
+            // Beside, then renamed into place: another test process may be copying too.
+            let part = dir.join(format!(".{name}.{}", std::process::id()));
+            std::fs::copy(build.join(name), &part).unwrap();
+            std::fs::rename(&part, &dest).unwrap();
+        }
+        let old = |p: &Path| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .map(|t| t.elapsed().unwrap_or_default() > Duration::from_secs(3600))
+                .unwrap_or(false)
+        };
+        for e in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+            let p = e.path();
+            let ours = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("hallpass-test-bin-") && p != dir);
+            if ours && old(&p) {
+                let _ = std::fs::remove_dir_all(&p);
+            }
         }
         dir
     })

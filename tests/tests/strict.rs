@@ -353,3 +353,50 @@ fn fifo_opens_left_waiting_by_killed_processes_do_not_pile_up() {
         threads()
     );
 }
+
+/// Sets a sysctl for the life of the guard.
+struct Sysctl(&'static str, String);
+
+impl Sysctl {
+    fn set(path: &'static str, value: &str) -> Sysctl {
+        let old = std::fs::read_to_string(path).unwrap();
+        std::fs::write(path, value).unwrap();
+        Sysctl(path, old)
+    }
+}
+
+impl Drop for Sysctl {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.0, &self.1);
+    }
+}
+
+#[test]
+fn protected_symlinks_are_not_followed_in_strict_mode_either() {
+    if !am_root() || variants().len() < 3 {
+        eprintln!("SKIP: needs root and the unprivileged user (another user's symlink)");
+        return;
+    }
+    let Who::Unprivileged { uid, gid } = variants()[2].who else {
+        unreachable!()
+    };
+    let s = Scratch::new("strict-protsym", variants()[0]);
+    let _on = Sysctl::set("/proc/sys/fs/protected_symlinks", "1");
+    // A sticky, world-writable directory with a symlink another user planted in it.
+    let sticky = s.root.join("sticky");
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(
+        &sticky,
+        std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+    )
+    .unwrap();
+    let link = sticky.join("link");
+    std::os::unix::fs::symlink(s.project.join("target"), &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(uid), Some(gid)).unwrap();
+    let script = format!("echo x > {} && echo wrote || echo refused", link.display());
+    let native = run(s.command("sh").args(["-c", &script]));
+    assert_eq!(stdout(&native), "refused\n");
+    let out = run(s.hallpass(["--mode=strict", "--prompt=deny", "--", "sh", "-c", &script]));
+    assert_eq!(stdout(&out), "refused\n", "{}", stderr(&out));
+    assert!(!s.project.join("target").exists());
+}

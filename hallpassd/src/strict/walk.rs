@@ -96,6 +96,8 @@ pub struct Roots {
     root: OwnedFd,
     proc_dev: u64,
     proc_ino: u64,
+    /// `fs.protected_symlinks` is on (the default of most distributions).
+    protected_symlinks: bool,
 }
 
 impl Roots {
@@ -103,10 +105,13 @@ impl Roots {
         let root = fsops::open_path(None, c"/", false)?;
         let proc = fsops::open_path(None, c"/proc", false)?;
         let st = fsops::fstat(proc.as_fd())?;
+        let protected_symlinks = std::fs::read_to_string("/proc/sys/fs/protected_symlinks")
+            .map_or(true, |v| v.trim() != "0");
         Ok(Roots {
             root,
             proc_dev: st.st_dev,
             proc_ino: st.st_ino,
+            protected_symlinks,
         })
     }
 
@@ -326,11 +331,30 @@ impl<'r> Walker<'r> {
                     return self.enter_dir(obj, &st);
                 }
             }
+            self.may_follow(&cur, &st)?;
             let text = fsops::readlinkat(fd.as_fd(), c"")?;
             self.link(&text, rest)?;
             return Ok(cur);
         }
         self.enter_dir(fd, &st)
+    }
+
+    /// The kernel's `fs.protected_symlinks` rule, which following a symlink by its text
+    /// would skip: in a sticky, world-writable directory (`/tmp`), a symlink is followed
+    /// only if its owner is the follower or the directory's owner; else `EACCES`.
+    fn may_follow(&self, dir: &OwnedFd, link: &libc::stat) -> Sys<()> {
+        if !self.roots.protected_symlinks {
+            return Ok(());
+        }
+        let d = fsops::fstat(dir.as_fd())?;
+        let sticky_world =
+            d.st_mode & (libc::S_ISVTX | libc::S_IWOTH) == libc::S_ISVTX | libc::S_IWOTH;
+        // The daemon follows as the process's user (strict mode checks they are the same).
+        let me = nix::unistd::geteuid().as_raw();
+        if sticky_world && link.st_uid != me && link.st_uid != d.st_uid {
+            return Err(Errno::EACCES);
+        }
+        Ok(())
     }
 
     /// What `/proc/self` or `/proc/thread-self` is for the target.
@@ -461,6 +485,7 @@ impl<'r> Walker<'r> {
                 }
                 return Ok(Last::Object(obj));
             }
+            self.may_follow(&e.dir, &st)?;
             let mut text = fsops::readlinkat(fd.as_fd(), c"")?;
             if self.rules.resolve & RESOLVE_NO_SYMLINKS != 0 {
                 return Err(Errno::ELOOP);
