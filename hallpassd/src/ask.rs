@@ -302,19 +302,18 @@ impl Questions {
             decision,
             reason,
         );
-        p.release();
         for w in std::mem::take(&mut p.notifs) {
             match (w.action, reply) {
                 // Strict mode: allowed means performed, on the descriptors held since the
-                // question was asked. Only for a notification still waiting: nothing is
-                // written for a process that went away.
+                // question was asked (the journal slot is freed once answered).
                 (Some(action), Reply::Continue) => {
-                    if seccomp::id_valid(s.listener(), w.id) {
-                        perform_later(s.clone(), w.id, p.tid, action);
-                    }
+                    perform_later(s.clone(), w.id, p.tid, action, w.slot);
                 }
                 _ => {
                     let _ = seccomp::send(s.listener(), w.id, reply);
+                    if let (Some(j), Some(slot)) = (s.journal(), w.slot) {
+                        j.release(slot, w.id);
+                    }
                 }
             }
         }

@@ -964,7 +964,10 @@ impl Supervisor<'_> {
                 }
             };
             if action.may_block() {
-                perform_later(shared.clone(), n.id, tid, action);
+                // Kept in the journal while it waits: a daemon that dies meanwhile leaves it
+                // to the next one.
+                let slot = shared.journal().and_then(|j| j.hold(n));
+                perform_later(shared.clone(), n.id, tid, action, slot);
                 return;
             }
             match action.perform(tid) {
@@ -1043,7 +1046,19 @@ impl Supervisor<'_> {
 /// Performs a strict-mode write on a thread of its own and answers it: one that may wait
 /// as long as the target would have (a FIFO's other end), or one a person allowed. At most
 /// [`MAX_PERFORMING`] per session at once; past that the write fails with `EAGAIN`.
-pub fn perform_later(shared: Arc<Shared>, id: u64, tid: i32, action: Action) {
+/// `slot`: its journal slot, freed once it is answered.
+pub fn perform_later(
+    shared: Arc<Shared>,
+    id: u64,
+    tid: i32,
+    action: Action,
+    slot: Option<usize>,
+) {
+    let release_slot = move |s: &Shared| {
+        if let (Some(j), Some(slot)) = (s.journal(), slot) {
+            j.release(slot, id);
+        }
+    };
     if shared.performing.fetch_add(1, Ordering::Relaxed) >= MAX_PERFORMING {
         shared.performing.fetch_sub(1, Ordering::Relaxed);
         eprintln!(
@@ -1051,6 +1066,7 @@ pub fn perform_later(shared: Arc<Shared>, id: u64, tid: i32, action: Action) {
             shared.info.id
         );
         let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
+        release_slot(&shared);
         return;
     }
     let release = action.releaser();
@@ -1071,12 +1087,14 @@ pub fn perform_later(shared: Arc<Shared>, id: u64, tid: i32, action: Action) {
             };
             done2.store(true, Ordering::Relaxed);
             emulate::answer(s2.listener(), id, outcome);
+            release_slot(&s2);
             s2.performing.fetch_sub(1, Ordering::Relaxed);
         });
     if let Err(e) = spawned {
         shared.performing.fetch_sub(1, Ordering::Relaxed);
         eprintln!("hallpassd: cannot start a thread to perform a write: {e}");
         let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
+        release_slot(&shared);
         return;
     }
     // A FIFO open waits for the other end; if the process goes away meanwhile, the open is

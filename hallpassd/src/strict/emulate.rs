@@ -248,9 +248,13 @@ fn prepare_inner(
                 mode: word(1),
                 resolve: word(2),
             };
+            if size > 4096 {
+                // copy_struct_from_user: more than a page is too big.
+                return Err(Errno::E2BIG);
+            }
             if size > 24 {
                 // The kernel insists that a larger struct's unknown tail is zero.
-                let mut tail = vec![0u8; size.min(4096) - 24];
+                let mut tail = vec![0u8; size - 24];
                 t.mem
                     .read_exact(t.tid, a[2] + 24, &mut tail, t.lender)
                     .map_err(read_err)?;
