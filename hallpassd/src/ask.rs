@@ -307,7 +307,8 @@ impl Questions {
                 // Strict mode: allowed means performed, on the descriptors held since the
                 // question was asked (the journal slot is freed once answered).
                 (Some(action), Reply::Continue) => {
-                    perform_later(s.clone(), w.id, p.tid, action, w.slot);
+                    let fifo = action.may_block();
+                    perform_later(s.clone(), w.id, p.tid, action, w.slot, fifo);
                 }
                 _ => {
                     let _ = seccomp::send(s.listener(), w.id, reply);

@@ -384,7 +384,7 @@ mod tests {
     fn new_user_and_mount_namespaces_are_refused_in_strict_mode() {
         let eperm = SECCOMP_RET_ERRNO | libc::EPERM as u32;
         for arch in [Arch::X86_64, Arch::Aarch64] {
-            for name in ["clone", "unshare", "clone3"] {
+            for name in ["clone", "unshare", "clone3", "landlock_restrict_self"] {
                 assert_eq!(
                     decide(arch, Coverage::Lite, name, [0x1000_0000, 0, 0, 0, 0, 0]),
                     SECCOMP_RET_ALLOW
@@ -408,6 +408,11 @@ mod tests {
                 }
                 assert_eq!(
                     decide(arch, cov, "clone3", [0; 6]),
+                    SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+                );
+                // A Landlock domain of its own would not bind the daemon's writes.
+                assert_eq!(
+                    decide(arch, cov, "landlock_restrict_self", [3, 0, 0, 0, 0, 0]),
                     SECCOMP_RET_ERRNO | libc::ENOSYS as u32
                 );
             }

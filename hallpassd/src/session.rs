@@ -83,6 +83,8 @@ pub struct Pending {
     pub resumed: bool,
     /// Strict mode: the daemon performs each write itself.
     pub strict: bool,
+    /// The session's terminals, as the launcher named them.
+    pub ttys: Vec<PathBuf>,
 }
 
 /// What `Attach` brought.
@@ -252,6 +254,7 @@ pub fn open(
         home,
         resumed,
         strict,
+        ttys: req.tty_paths.iter().filter_map(|t| canon(t).ok()).collect(),
     })
 }
 
@@ -295,7 +298,9 @@ fn same_world(launcher: i32, strict: bool) -> Result<(), SetupError> {
 }
 
 /// Strict mode answers opens with the descriptor itself, in one step with the answer
-/// (`SECCOMP_ADDFD_FLAG_SEND`), which Linux has since 5.14.
+/// (`SECCOMP_ADDFD_FLAG_SEND`, Linux 5.14), and needs a process that cannot give up a syscall
+/// the daemon is performing (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`, 5.19): one restarted
+/// after a signal would be performed twice.
 fn strict_kernel() -> Result<(), SetupError> {
     let release = nix::sys::utsname::uname()
         .map(|u| u.release().to_string_lossy().into_owned())
@@ -307,11 +312,11 @@ fn strict_kernel_check(release: &str) -> Result<(), SetupError> {
     let mut it = release
         .split(|c: char| !c.is_ascii_digit())
         .filter_map(|x| x.parse::<u32>().ok());
-    if (it.next().unwrap_or(0), it.next().unwrap_or(0)) >= (5, 14) {
+    if (it.next().unwrap_or(0), it.next().unwrap_or(0)) >= (5, 19) {
         return Ok(());
     }
     Err(SetupError::Refused(format!(
-        "--mode=strict needs Linux 5.14 or newer (SECCOMP_ADDFD_FLAG_SEND); this kernel is {release}: use --mode=lite or a newer kernel"
+        "--mode=strict needs Linux 5.19 or newer (SECCOMP_ADDFD_FLAG_SEND, SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV); this kernel is {release}: use --mode=lite or a newer kernel"
     )))
 }
 
@@ -413,8 +418,10 @@ pub struct Shared {
     home: PathBuf,
     /// Where the notifications held are noted, for the next daemon if this one dies.
     journal: Option<Journal>,
-    /// Strict-mode writes being performed on threads of their own.
-    performing: std::sync::atomic::AtomicUsize,
+    /// Strict-mode opens waiting for a FIFO's other end.
+    waiting: std::sync::atomic::AtomicUsize,
+    /// The session's terminals.
+    ttys: Vec<PathBuf>,
 }
 
 impl Shared {
@@ -552,6 +559,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         home,
         resumed: _,
         strict,
+        ttys,
     } = p;
     // Cheaper wake-ups where the kernel has them (6.6); harmless to lack.
     let _ = seccomp::set_sync_wake_up(a.listener.as_fd());
@@ -564,7 +572,8 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         timed_for,
         home,
         journal: a.journal,
-        performing: std::sync::atomic::AtomicUsize::new(0),
+        waiting: std::sync::atomic::AtomicUsize::new(0),
+        ttys,
     });
     let mut s = Supervisor {
         shared: shared.clone(),
@@ -917,6 +926,7 @@ impl Supervisor<'_> {
             let mut t = emulate::Target {
                 tid,
                 session: info.pid.load(Ordering::Relaxed),
+                ttys: &shared.ttys,
                 mem: &mut self.mem,
                 lender: &mut self.lender,
             };
@@ -963,15 +973,18 @@ impl Supervisor<'_> {
                     action.expect("kept unless asked")
                 }
             };
-            if action.may_block() {
-                // Kept in the journal while it waits: a daemon that dies meanwhile leaves it
-                // to the next one.
+            // An open that waits for a FIFO's other end does so on a thread of its own, kept
+            // in the journal meanwhile (a daemon that dies leaves it to the next one).
+            let wait_apart = |action| {
                 let slot = shared.journal().and_then(|j| j.hold(n));
-                perform_later(shared.clone(), n.id, tid, action, slot);
-                return;
+                perform_later(shared.clone(), n.id, tid, action, slot, true);
+            };
+            if action.may_block() {
+                return wait_apart(action);
             }
-            match action.perform(tid) {
+            match action.perform(tid, false) {
                 Outcome::Raced => continue,
+                Outcome::Blocks => return wait_apart(action),
                 outcome => return emulate::answer(listener, n.id, outcome),
             }
         }
@@ -1043,41 +1056,44 @@ impl Supervisor<'_> {
     }
 }
 
-/// Performs a strict-mode write on a thread of its own and answers it: one that may wait
-/// as long as the target would have (a FIFO's other end), or one a person allowed. At most
-/// [`MAX_PERFORMING`] per session at once; past that the write fails with `EAGAIN`.
-/// `slot`: its journal slot, freed once it is answered.
+/// Performs a strict-mode write on a thread of its own and answers it: one a person allowed,
+/// or (`fifo`) an open that waits as long as the process would have for a FIFO's other end.
+/// At most [`MAX_WAITING`] of the latter per session; past that the open fails with
+/// `EAGAIN`. One whose process goes away is interrupted. `slot`: its journal slot, freed
+/// once it is answered.
 pub fn perform_later(
     shared: Arc<Shared>,
     id: u64,
     tid: i32,
     action: Action,
     slot: Option<usize>,
+    fifo: bool,
 ) {
     let release_slot = move |s: &Shared| {
         if let (Some(j), Some(slot)) = (s.journal(), slot) {
             j.release(slot, id);
         }
     };
-    if shared.performing.fetch_add(1, Ordering::Relaxed) >= MAX_PERFORMING {
-        shared.performing.fetch_sub(1, Ordering::Relaxed);
+    if fifo && shared.waiting.fetch_add(1, Ordering::Relaxed) >= MAX_WAITING {
+        shared.waiting.fetch_sub(1, Ordering::Relaxed);
         eprintln!(
-            "hallpassd: session {}: {MAX_PERFORMING} writes already wait for the other end of a FIFO: EAGAIN",
+            "hallpassd: session {}: {MAX_WAITING} opens already wait for the other end of a FIFO: EAGAIN",
             shared.info.id
         );
         let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
         release_slot(&shared);
         return;
     }
-    let release = action.releaser();
-    let done = Arc::new(AtomicBool::new(false));
-    let (s2, done2) = (shared.clone(), done.clone());
+    let state = Arc::new(Mutex::new(Performing::Starting));
+    let (s2, state2) = (shared.clone(), state.clone());
     let spawned = std::thread::Builder::new()
         .name("hallpassd-perform".into())
         .spawn(move || {
+            let _ = crate::sys::fsops::interruptible();
+            *state2.lock().unwrap() = Performing::Running(crate::sys::fsops::this_thread());
             // Checked again right before acting: nothing is written for a process gone.
             let outcome = if seccomp::id_valid(s2.listener(), id) {
-                match action.perform(tid) {
+                match action.perform(tid, true) {
                     // Prepared before the question; cannot be prepared again here.
                     Outcome::Raced => Outcome::Reply(Reply::Fail(libc::ELOOP)),
                     o => o,
@@ -1085,37 +1101,54 @@ pub fn perform_later(
             } else {
                 Outcome::Reply(Reply::Fail(libc::EINTR))
             };
-            done2.store(true, Ordering::Relaxed);
+            // Done before answering: the watchdog signals only a thread still at it.
+            *state2.lock().unwrap() = Performing::Done;
             emulate::answer(s2.listener(), id, outcome);
             release_slot(&s2);
-            s2.performing.fetch_sub(1, Ordering::Relaxed);
+            if fifo {
+                s2.waiting.fetch_sub(1, Ordering::Relaxed);
+            }
         });
     if let Err(e) = spawned {
-        shared.performing.fetch_sub(1, Ordering::Relaxed);
+        if fifo {
+            shared.waiting.fetch_sub(1, Ordering::Relaxed);
+        }
         eprintln!("hallpassd: cannot start a thread to perform a write: {e}");
         let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
         release_slot(&shared);
         return;
     }
-    // A FIFO open waits for the other end; if the process goes away meanwhile, the open is
-    // released (by opening that end ourselves) rather than left blocked forever.
-    if let Some(release) = release {
-        let _ = std::thread::Builder::new()
-            .name("hallpassd-fifo-watch".into())
-            .spawn(move || {
-                while !done.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(100));
-                    if !done.load(Ordering::Relaxed) && !seccomp::id_valid(shared.listener(), id) {
-                        release();
-                        break;
+    if !fifo {
+        return;
+    }
+    // The watchdog: once the process is gone, its open is interrupted (EINTR), as often as
+    // it takes.
+    let _ = std::thread::Builder::new()
+        .name("hallpassd-fifo-watch".into())
+        .spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let st = state.lock().unwrap();
+            match *st {
+                Performing::Done => break,
+                Performing::Starting => {}
+                Performing::Running(t) => {
+                    if !seccomp::id_valid(shared.listener(), id) {
+                        crate::sys::fsops::interrupt(t);
                     }
                 }
-            });
-    }
+            }
+        });
 }
 
-/// Strict-mode writes performed on threads of their own at once, per session.
-const MAX_PERFORMING: usize = 32;
+/// Where a write performed on a thread of its own is.
+enum Performing {
+    Starting,
+    Running(libc::pthread_t),
+    Done,
+}
+
+/// Opens waiting for a FIFO's other end at once, per session.
+const MAX_WAITING: usize = 32;
 
 /// The executable of thread `tid`, or "" if it cannot be read.
 fn exe_of(tid: i32) -> String {
@@ -1129,13 +1162,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strict_mode_needs_linux_5_14() {
-        for ok in ["5.14.0", "5.15.0-91-generic", "6.18.44-fc-v669", "10.0"] {
+    fn strict_mode_needs_linux_5_19() {
+        for ok in ["5.19.0", "6.1.0-28-amd64", "6.18.44-fc-v669", "10.0"] {
             assert!(strict_kernel_check(ok).is_ok(), "{ok}");
         }
-        for old in ["5.13.19", "5.4.0-150-generic", "4.19.0", ""] {
+        for old in [
+            "5.18.19",
+            "5.15.0-91-generic",
+            "5.4.0-150-generic",
+            "4.19.0",
+            "",
+        ] {
             let e = strict_kernel_check(old).unwrap_err().to_string();
-            assert!(e.contains("Linux 5.14") && e.contains(old), "{e}");
+            assert!(e.contains("Linux 5.19") && e.contains(old), "{e}");
         }
     }
 }

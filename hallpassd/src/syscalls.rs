@@ -472,6 +472,15 @@ pub static TABLE: &[Syscall] = &[
     sys("clone", Some(56), Some(220), Kind::Namespaces { flags: 0 }),
     // Its flags are in memory the filter cannot read; C libraries fall back to `clone`.
     sys("clone3", Some(435), Some(435), Kind::RefuseStrict(ENOSYS)),
+    // A Landlock domain the command makes for itself would not bind the daemon, which
+    // performs its writes: refused as on a kernel without Landlock, so that programs that
+    // sandbox themselves on a best-effort basis go on (strict mode supervises them).
+    sys(
+        "landlock_restrict_self",
+        Some(446),
+        Some(446),
+        Kind::RefuseStrict(ENOSYS),
+    ),
     sys("execve", Some(59), Some(221), Kind::Exec),
     sys("execveat", Some(322), Some(281), Kind::Exec),
 ];

@@ -317,11 +317,29 @@ fn dev_tty_is_the_command_s_terminal_even_with_o_nofollow() {
         "{text}{}",
         stderr(&out)
     );
+    // With none of its descriptors on the terminal (a password prompt's case).
+    let inner = format!(
+        "{} --mode=strict --prompt=deny -- sh -c 'exec </dev/null >/dev/null 2>&1; echo via-dev-tty > /dev/tty'; echo rc=$?",
+        bin("hallpass").display()
+    );
+    let out = run(s.command("script").args(["-qec", &inner, "/dev/null"]));
+    let text = stdout(&out);
+    assert!(
+        text.contains("via-dev-tty") && text.contains("rc=0"),
+        "{text}{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn fifo_opens_left_waiting_by_killed_processes_do_not_pile_up() {
-    let s = Scratch::new("strict-fifo", variants()[0]);
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        fifo_waits(v);
+    }
+}
+
+fn fifo_waits(v: Variant) {
+    let s = Scratch::new("strict-fifo", v);
     assert!(
         run(s.hallpass(["--mode=strict", "--prompt=deny", "--", "true"]))
             .status
@@ -341,17 +359,28 @@ fn fifo_opens_left_waiting_by_killed_processes_do_not_pile_up() {
         "--",
         "sh",
         "-c",
-        "mkfifo p; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do \
+        // Write-only for its owner: nobody may open the other end to release a waiter.
+        "mkfifo -m 0200 p; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do \
          sh -c 'echo x > p' & w=$!; sleep 0.05; kill -9 $w; done; wait; echo done",
     ]));
     assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
     assert!(
         wait_until(std::time::Duration::from_secs(5), || threads()
             <= before + 1),
-        "daemon threads: {} before, {} after",
+        "{v:?}: daemon threads: {} before, {} after",
         before,
         threads()
     );
+    // And a FIFO with a reader still works.
+    let out = run(s.hallpass([
+        "--mode=strict",
+        "--prompt=deny",
+        "--",
+        "sh",
+        "-c",
+        "mkfifo q; cat q & echo through-fifo > q; wait",
+    ]));
+    assert_eq!(stdout(&out), "through-fifo\n", "{v:?}: {}", stderr(&out));
 }
 
 /// Sets a sysctl for the life of the guard.

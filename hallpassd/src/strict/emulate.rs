@@ -154,6 +154,8 @@ pub enum Arg {
 pub struct Target<'a> {
     pub tid: i32,
     pub session: i32,
+    /// The session's terminals (the pty hallpass made, or the one it was started on).
+    pub ttys: &'a [PathBuf],
     pub mem: &'a mut Memory,
     pub lender: &'a mut dyn Lender,
 }
@@ -953,7 +955,10 @@ fn is_dev_tty(st: &libc::stat) -> bool {
 /// An open of `/dev/tty`: the target's controlling terminal, reopened from one of its own
 /// descriptors.
 fn tty(t: &Target<'_>, flags: i32, mode: u32, name: &'static str) -> Sys<Prepared> {
-    let obj = controlling_tty(t.tid)?;
+    if flags & (libc::O_CREAT | libc::O_EXCL) == libc::O_CREAT | libc::O_EXCL {
+        return Err(Errno::EEXIST);
+    }
+    let obj = controlling_tty(t.tid, t.ttys)?;
     Ok(Prepared::Write {
         syscall: name,
         paths: vec![Resolved::Path(PathBuf::from("/dev/tty"))],
@@ -962,7 +967,7 @@ fn tty(t: &Target<'_>, flags: i32, mode: u32, name: &'static str) -> Sys<Prepare
 }
 
 /// The target's controlling terminal, held: one of its descriptors open on it.
-fn controlling_tty(tid: i32) -> Sys<OwnedFd> {
+fn controlling_tty(tid: i32, ttys: &[PathBuf]) -> Sys<OwnedFd> {
     let stat = std::fs::read_to_string(format!("/proc/{tid}/stat")).map_err(|_| Errno::ESRCH)?;
     // The fields after the command name, which may hold spaces and parentheses.
     let after = &stat[stat.rfind(')').ok_or(Errno::ESRCH)? + 2..];
@@ -989,6 +994,20 @@ fn controlling_tty(tid: i32) -> Sys<OwnedFd> {
             }
         }
     }
+    // None of its descriptors is on it (stdio redirected): the session's terminal, if that
+    // is the one.
+    for p in ttys {
+        let Ok(p) = CString::new(p.as_os_str().as_encoded_bytes()) else {
+            continue;
+        };
+        if let Ok(fd) = fsops::open_path(None, &p, false) {
+            if fsops::fstat(fd.as_fd())
+                .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFCHR && st.st_rdev == dev)
+            {
+                return Ok(fd);
+            }
+        }
+    }
     Err(Errno::ENXIO)
 }
 
@@ -1001,6 +1020,8 @@ pub enum Outcome {
     },
     /// The entry changed under the check (it became a symlink): prepare again.
     Raced,
+    /// An open that would wait for a FIFO's other end: to be made on a thread of its own.
+    Blocks,
 }
 
 impl From<Sys<()>> for Outcome {
@@ -1111,35 +1132,6 @@ fn as_target<T>(tid: i32, creates: bool, f: impl FnOnce() -> T) -> Sys<T> {
 const O_NOCTTY: i32 = libc::O_NOCTTY;
 
 impl Action {
-    /// For a FIFO open that may block: what releases it (opens the other end, at once
-    /// closed), should the process go away while it waits.
-    pub fn releaser(&self) -> Option<Box<dyn FnOnce() + Send>> {
-        if !self.may_block() {
-            return None;
-        }
-        let (held, flags) = match self {
-            Action::Open { entry, flags, .. } => (
-                fsops::open_path(Some(entry.dir.as_fd()), &entry.name, true).ok()?,
-                *flags,
-            ),
-            Action::Reopen { obj, flags, .. } => (walk::dup(obj).ok()?, *flags),
-            _ => return None,
-        };
-        let other = if flags & libc::O_ACCMODE == libc::O_RDONLY {
-            libc::O_WRONLY
-        } else {
-            libc::O_RDONLY
-        };
-        Some(Box::new(move || {
-            let _ = fsops::openat(
-                None,
-                &walk::self_path(held.as_fd()),
-                other | libc::O_NONBLOCK,
-                0,
-            );
-        }))
-    }
-
     /// Whether performing may block for as long as the target would have: opening a FIFO
     /// waits for the other end. Such an action is performed on a thread of its own.
     pub fn may_block(&self) -> bool {
@@ -1150,13 +1142,15 @@ impl Action {
             Action::Reopen { obj, flags, .. } => (fsops::fstat(obj.as_fd()), *flags),
             _ => return false,
         };
-        let fifo = st.is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO);
+        let fifo = st.is_ok_and(|st| is_fifo(&st));
         fifo && flags & (libc::O_NONBLOCK | libc::O_PATH) == 0
             && flags & libc::O_ACCMODE != libc::O_RDWR
     }
 
-    /// Performs the operation for thread `tid`, with its credentials.
-    pub fn perform(&self, tid: i32) -> Outcome {
+    /// Performs the operation for thread `tid`, with its credentials. `wait`: on a thread of
+    /// its own, where an open may wait for a FIFO's other end; otherwise such an open is not
+    /// made but answered [`Outcome::Blocks`].
+    pub fn perform(&self, tid: i32, wait: bool) -> Outcome {
         // Those that create apply the target's umask and credentials around the call itself.
         let itself = match self {
             Action::Open { .. } | Action::Mkdir { .. } | Action::Mknod { .. } => true,
@@ -1165,15 +1159,15 @@ impl Action {
             _ => false,
         };
         if itself {
-            return self.perform_as(tid);
+            return self.perform_as(tid, wait);
         }
-        match as_target(tid, false, || self.perform_as(tid)) {
+        match as_target(tid, false, || self.perform_as(tid, wait)) {
             Ok(o) => o,
             Err(e) => Outcome::Reply(Reply::Fail(e as i32)),
         }
     }
 
-    fn perform_as(&self, tid: i32) -> Outcome {
+    fn perform_as(&self, tid: i32, wait: bool) -> Outcome {
         match self {
             Action::Open {
                 entry,
@@ -1205,18 +1199,31 @@ impl Action {
                     },
                     None => open_how(*flags, *mode, !entry.special()),
                 };
+                // Never blocks here: a FIFO found at the name is opened on a thread of its own
+                // (the name was checked before, but what it names may change).
+                let mut h = h;
+                let added = !wait && h.flags & libc::O_NONBLOCK as u64 == 0;
+                if added {
+                    h.flags |= libc::O_NONBLOCK as u64;
+                }
                 let r = as_target(tid, flags & libc::O_CREAT != 0, || {
                     fsops::openat2(entry.dir.as_raw_fd(), &entry.name, &h)
                 });
+                let fifo_here =
+                    || fsops::lstatat(entry.dir.as_fd(), &entry.name).is_ok_and(|st| is_fifo(&st));
                 match r {
                     Err(e) | Ok(Err(e)) if e == Errno::ELOOP && follow && !entry.special() => {
                         Outcome::Raced
                     }
+                    Ok(Err(Errno::ENXIO)) if added && fifo_here() => Outcome::Blocks,
                     Err(e) | Ok(Err(e)) => Outcome::Reply(Reply::Fail(e as i32)),
-                    Ok(Ok(fd)) => fifo_fixup(fd, *flags),
+                    Ok(Ok(fd)) => opened(fd, *flags, added),
                 }
             }
             Action::Reopen { obj, flags, mode } => {
+                if !wait && self.may_block() {
+                    return Outcome::Blocks;
+                }
                 let f = (flags | O_NOCTTY) & !libc::O_CLOEXEC;
                 let r = if flags & O_TMPFILE != 0 {
                     as_target(tid, true, || {
@@ -1232,7 +1239,7 @@ impl Action {
                 };
                 match r {
                     Err(e) | Ok(Err(e)) => Outcome::Reply(Reply::Fail(e as i32)),
-                    Ok(Ok(fd)) => fifo_fixup(fd, *flags),
+                    Ok(Ok(fd)) => opened(fd, *flags, false),
                 }
             }
             Action::Mkdir { entry, mode } => flatten(as_target(tid, true, || {
@@ -1372,7 +1379,11 @@ impl Action {
                 a.extend_from_slice(entry.name.as_bytes());
                 a.push(0);
                 flatten(as_target(tid, true, || {
-                    fsops::fchdir(entry.dir.as_fd()).and_then(|()| fsops::bind(sock.as_fd(), &a))
+                    let r = fsops::fchdir(entry.dir.as_fd())
+                        .and_then(|()| fsops::bind(sock.as_fd(), &a));
+                    // Not left there: a cwd pins its directory.
+                    let _ = fsops::chdir_root();
+                    r
                 }))
             }
         }
@@ -1426,8 +1437,26 @@ fn entry_self_path(e: &Entry) -> CString {
     CString::new(p).unwrap_or_default()
 }
 
-/// The descriptor to install, as the target asked for it.
-fn fifo_fixup(fd: OwnedFd, flags: i32) -> Outcome {
+fn is_fifo(st: &libc::stat) -> bool {
+    st.st_mode & libc::S_IFMT == libc::S_IFIFO
+}
+
+/// The descriptor to install, as the target asked for it: `O_NONBLOCK` taken off again if
+/// the daemon `added` it. A FIFO opened that way that would have waited (the read end) is
+/// opened again on a thread of its own.
+fn opened(fd: OwnedFd, flags: i32, added: bool) -> Outcome {
+    if added {
+        if fsops::fstat(fd.as_fd()).is_ok_and(|st| is_fifo(&st))
+            && flags & libc::O_ACCMODE != libc::O_RDWR
+        {
+            return Outcome::Blocks;
+        }
+        let restored = fsops::getfl(fd.as_fd())
+            .and_then(|fl| fsops::setfl(fd.as_fd(), fl & !libc::O_NONBLOCK));
+        if let Err(e) = restored {
+            return Outcome::Reply(Reply::Fail(e as i32));
+        }
+    }
     Outcome::Fd {
         fd,
         cloexec: flags & libc::O_CLOEXEC != 0,
@@ -1451,6 +1480,10 @@ pub fn answer(listener: BorrowedFd<'_>, id: u64, outcome: Outcome) {
         }
         Outcome::Raced => {
             let _ = seccomp::send(listener, id, Reply::Fail(libc::ELOOP));
+        }
+        // Only a thread of its own may wait; one that still got this cannot.
+        Outcome::Blocks => {
+            let _ = seccomp::send(listener, id, Reply::Fail(libc::EAGAIN));
         }
     }
 }

@@ -533,6 +533,15 @@ pub fn dup(fd: &OwnedFd) -> Sys<OwnedFd> {
 /// namespace. `EACCES` then. An unlinked object is checked by its directory's mount.
 /// `None` for what is not a file on disk (a pipe, socket, anonymous inode).
 pub fn checked_path_of(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>> {
+    // Once more if it fails: an honest rename of a parent between reading the name and
+    // looking it up again.
+    match check_path(fd, roots) {
+        Err(Errno::EACCES) => check_path(fd, roots),
+        r => r,
+    }
+}
+
+fn check_path(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>> {
     use std::os::unix::ffi::OsStrExt as _;
     let Some((path, deleted)) = name_of(fd)? else {
         return Ok(None);
@@ -550,7 +559,13 @@ pub fn checked_path_of(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>
     };
     let again = cstr(look.as_os_str().as_bytes())
         .and_then(|p| fsops::openat2(roots.root.as_raw_fd(), &p, &how))
-        .map_err(|_| Errno::EACCES)?;
+        .map_err(|e| {
+            if e == Errno::ENAMETOOLONG {
+                e
+            } else {
+                Errno::EACCES
+            }
+        })?;
     let found = fsops::identity(again.as_fd())?;
     let same = if deleted {
         found.0 == held.0
@@ -564,17 +579,20 @@ pub fn checked_path_of(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>
 }
 
 /// The kernel's name for an object the daemon holds (`/proc/self/fd/N`), and whether it was
-/// unlinked; `None` for what is not a file.
+/// unlinked (told by its link count, not by the " (deleted)" the name ends with, which a
+/// file may be called); `None` for what is not a file: a pipe, a socket, an anonymous inode,
+/// a memfd.
 fn name_of(fd: BorrowedFd<'_>) -> Sys<Option<(PathBuf, bool)>> {
     let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
     let mut b = std::fs::read_link(link)
         .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?
         .into_os_string()
         .into_vec();
-    if b.first() != Some(&b'/') || b.starts_with(b"/memfd:") {
+    let unlinked = fsops::fstat(fd)?.st_nlink == 0;
+    let deleted = unlinked && b.ends_with(b" (deleted)");
+    if b.first() != Some(&b'/') || (b.starts_with(b"/memfd:") && deleted) {
         return Ok(None);
     }
-    let deleted = b.ends_with(b" (deleted)");
     if deleted {
         b.truncate(b.len() - b" (deleted)".len());
     }
@@ -584,23 +602,10 @@ fn name_of(fd: BorrowedFd<'_>) -> Sys<Option<(PathBuf, bool)>> {
     )))
 }
 
-/// The path of an object the daemon holds, as the kernel names it (`/proc/self/fd/N`), for
-/// the policy. `None` for what is not a file on disk (a pipe, socket, anonymous inode).
+/// The path of an object the daemon holds, as the kernel names it (`/proc/self/fd/N`), not
+/// checked. `None` for what is not a file on disk (a pipe, socket, anonymous inode, memfd).
 pub fn path_of(fd: BorrowedFd<'_>) -> Sys<Option<PathBuf>> {
-    use std::os::fd::AsRawFd;
-    let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
-    let mut b = std::fs::read_link(link)
-        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?
-        .into_os_string()
-        .into_vec();
-    if b.first() != Some(&b'/') || b.starts_with(b"/memfd:") {
-        return Ok(None);
-    }
-    // An unlinked object keeps the name it had: decide on that.
-    if let Some(s) = b.strip_suffix(b" (deleted)") {
-        b = s.to_vec();
-    }
-    Ok(Some(PathBuf::from(std::ffi::OsString::from_vec(b))))
+    Ok(name_of(fd)?.map(|(p, _)| p))
 }
 
 /// `/proc/self/fd/N` of a descriptor the daemon holds: a name for that very object in path

@@ -324,6 +324,58 @@ pub fn unshare_fs() -> Sys<()> {
     unit(unsafe { libc::unshare(libc::CLONE_FS) } as _)
 }
 
+pub fn chdir_root() -> Sys<()> {
+    // SAFETY: the path is NUL-terminated.
+    unit(unsafe { libc::chdir(c"/".as_ptr()) } as _)
+}
+
+/// The signal that interrupts a thread of the daemon blocked in an open (a FIFO whose other
+/// end never comes): its handler does nothing and is installed without `SA_RESTART`, so the
+/// open returns `EINTR`.
+fn interrupt_signal() -> i32 {
+    libc::SIGRTMIN() + 3
+}
+
+extern "C" fn interrupted(_: libc::c_int) {}
+
+/// Installs the handler of [`interrupt`] (once) and unblocks its signal in this thread.
+pub fn interruptible() -> Sys<()> {
+    static INSTALLED: std::sync::OnceLock<Sys<()>> = std::sync::OnceLock::new();
+    (*INSTALLED.get_or_init(|| {
+        // SAFETY: an all-zero sigaction is valid; we set a handler that touches nothing,
+        // an empty mask, and no flags (no SA_RESTART: the point is EINTR).
+        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+        sa.sa_sigaction = interrupted as *const () as usize;
+        // SAFETY: `sa` is a live sigaction; the old action is not asked for.
+        unit(unsafe {
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(interrupt_signal(), &sa, std::ptr::null_mut())
+        } as _)
+    }))?;
+    // SAFETY: `set` is a live sigset_t, initialised before use.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, interrupt_signal());
+        unit(libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) as _)
+    }
+}
+
+/// This thread, for [`interrupt`].
+pub fn this_thread() -> libc::pthread_t {
+    // SAFETY: no memory is passed.
+    unsafe { libc::pthread_self() }
+}
+
+/// Interrupts a blocking syscall of `thread`, a live thread of the daemon that called
+/// [`interruptible`].
+pub fn interrupt(thread: libc::pthread_t) {
+    // SAFETY: the caller keeps `thread` alive (it waits for it to say it is done).
+    unsafe {
+        libc::pthread_kill(thread, interrupt_signal());
+    }
+}
+
 pub fn fchdir(dir: BorrowedFd<'_>) -> Sys<()> {
     // SAFETY: no memory is passed.
     unit(unsafe { libc::fchdir(dir.as_raw_fd()) } as _)
