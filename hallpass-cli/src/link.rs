@@ -281,20 +281,27 @@ pub fn peer_pid(sock: &UnixStream) -> Option<i32> {
     getsockopt(sock, PeerCredentials).ok().map(|c| c.pid())
 }
 
-/// Serves the daemon's requests for `/proc/TID/mem` descriptors until it hangs up.
+/// Serves the daemon's requests for `/proc/TID/mem` descriptors, and for copies of a
+/// supervised thread's descriptors, until it hangs up.
 fn lend(sock: &UnixStream) {
     loop {
-        let tid = match control::recv::<ControlReply>(sock) {
+        let req = match control::recv::<ControlReply>(sock) {
             Ok((
                 ControlReply {
                     kind: Some(control_reply::Kind::Lend(l)),
                 },
                 _,
-            )) => l.tid,
+            )) => l,
             Ok(_) => continue,
             Err(_) => return,
         };
-        let r = match File::open(format!("/proc/{tid}/mem")) {
+        let tid = req.tid;
+        let got = if req.take_fd {
+            crate::sys::pidfd::take(tid, req.fd)
+        } else {
+            File::open(format!("/proc/{tid}/mem")).map(OwnedFd::from)
+        };
+        let r = match got {
             Ok(f) => control::send(sock, &lent(tid, 0), &[f.as_fd()]),
             Err(e) => control::send(sock, &lent(tid, e.raw_os_error().unwrap_or(libc::EIO)), &[]),
         };

@@ -30,6 +30,8 @@ const MAX_CACHED: usize = 1024;
 /// Opens `/proc/TID/mem` on the daemon's behalf: the launcher, over the control socket.
 pub trait Lender {
     fn lend(&mut self, tid: i32) -> io::Result<File>;
+    /// A copy of thread `tid`'s descriptor `fd`, taken by an ancestor (strict mode).
+    fn lend_fd(&mut self, tid: i32, fd: i32) -> io::Result<std::os::fd::OwnedFd>;
 }
 
 /// How a session reads target memory.
@@ -189,6 +191,9 @@ mod tests {
         fn lend(&mut self, tid: i32) -> io::Result<File> {
             self.0 += 1;
             open_mem(tid)
+        }
+        fn lend_fd(&mut self, _: i32, _: i32) -> io::Result<std::os::fd::OwnedFd> {
+            Err(io::Error::from_raw_os_error(libc::ENOSYS))
         }
     }
 

@@ -384,8 +384,27 @@ struct ControlLender<'a>(&'a UnixStream);
 
 impl Lender for ControlLender<'_> {
     fn lend(&mut self, tid: i32) -> io::Result<File> {
+        Ok(File::from(self.ask(LendRequest {
+            tid,
+            take_fd: false,
+            fd: 0,
+        })?))
+    }
+
+    fn lend_fd(&mut self, tid: i32, fd: i32) -> io::Result<OwnedFd> {
+        self.ask(LendRequest {
+            tid,
+            take_fd: true,
+            fd,
+        })
+    }
+}
+
+impl ControlLender<'_> {
+    fn ask(&mut self, req: LendRequest) -> io::Result<OwnedFd> {
+        let tid = req.tid;
         let req = ControlReply {
-            kind: Some(control_reply::Kind::Lend(LendRequest { tid })),
+            kind: Some(control_reply::Kind::Lend(req)),
         };
         control::send(self.0, &req, &[])?;
         let (msg, mut fds) = control::recv::<ControlRequest>(self.0)?;
@@ -393,7 +412,7 @@ impl Lender for ControlLender<'_> {
             Some(hallpass_proto::control_request::Kind::Lent(l))
                 if l.tid == tid && l.error == 0 && fds.len() == 1 =>
             {
-                Ok(File::from(fds.remove(0)))
+                Ok(fds.remove(0))
             }
             Some(hallpass_proto::control_request::Kind::Lent(l)) if l.error != 0 => {
                 Err(io::Error::from_raw_os_error(l.error))

@@ -1,6 +1,8 @@
 //! The launcher's unsafe code: forking the supervised child (filter install, descriptor
-//! hand-over, exec), detaching the daemon, and the terminal (pty, raw mode, window size).
+//! hand-over, exec), detaching the daemon, the terminal (pty, raw mode, window size), and
+//! taking a supervised process's descriptor for the daemon.
 
 pub mod detach;
 pub mod launch;
+pub mod pidfd;
 pub mod pty;

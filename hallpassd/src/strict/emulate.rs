@@ -773,7 +773,7 @@ fn object_as(
 
 /// The object behind the target's descriptor `fd` for a call that acts through the open
 /// file (`fchmod`, `futimens`...): `EBADF` for an `O_PATH` descriptor, as the kernel says.
-fn fd_object(w: &Walker, t: &Target<'_>, fd: i32) -> Sys<OwnedFd> {
+fn fd_object(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
     if fd < 0 {
         return Err(Errno::EBADF);
     }
@@ -817,13 +817,23 @@ fn read_proc<'b>(path: &str, buf: &'b mut [u8]) -> Sys<&'b str> {
 /// A copy of the target's descriptor `fd` (`pidfd_getfd`), for what needs the open file
 /// itself: a socket to bind, a file for an ioctl. Where the daemon may not take it (Yama
 /// `ptrace_scope=1` and not root), `EPERM`.
-fn take_fd(t: &Target<'_>, fd: i32) -> Sys<OwnedFd> {
+fn take_fd(t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
     if fd < 0 {
         return Err(Errno::EBADF);
     }
-    let pidfd = fsops::pidfd_open_thread(t.tid)?;
-    fsops::pidfd_getfd(pidfd.as_fd(), fd)
-        .map_err(|e| if e == Errno::EBADF { e } else { Errno::EPERM })
+    // Where the daemon may not take it (Yama), the launcher, an ancestor, can.
+    let own = if t.mem.lends() {
+        Err(Errno::EPERM)
+    } else {
+        fsops::pidfd_open_thread(t.tid).and_then(|p| fsops::pidfd_getfd(p.as_fd(), fd))
+    };
+    match own {
+        Err(Errno::EPERM) | Err(Errno::EACCES) => t
+            .lender
+            .lend_fd(t.tid, fd)
+            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EPERM))),
+        r => r,
+    }
 }
 
 fn entry_res(e: &Entry, roots: &Roots) -> Sys<Resolved> {
