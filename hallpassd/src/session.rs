@@ -929,7 +929,7 @@ impl Supervisor<'_> {
             return;
         };
         let valid = || seccomp::id_valid(listener, n.id);
-        if let Err(e) = emulate::same_credentials(tid) {
+        if let Err(e) = crate::strict::creds::same_credentials(tid) {
             // A root daemon would look up and write with more power than the process has.
             if !self.warned_credentials {
                 self.warned_credentials = true;

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 
 use nix::errno::Errno;
 
+use super::creds::{as_target, read_proc};
 use super::walk::{self, Base, Entry, Last, Roots, Rules, Walker, Who};
 use crate::mem::{Lender, Memory};
 use crate::resolve::Resolved;
@@ -798,22 +799,6 @@ fn fd_object(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
     w.base(&Base::Fd(fd))
 }
 
-/// Reads a small `/proc` file in one go into `buf`, without the size lookup
-/// `read_to_string` makes: this runs for many writes.
-fn read_proc<'b>(path: &str, buf: &'b mut [u8]) -> Sys<&'b str> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|_| Errno::ESRCH)?;
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(_) => return Err(Errno::ESRCH),
-        }
-    }
-    std::str::from_utf8(&buf[..n]).map_err(|_| Errno::ESRCH)
-}
-
 /// A copy of the target's descriptor `fd` (`pidfd_getfd`), for what needs the open file
 /// itself: a socket to bind, a file for an ioctl. Where the daemon may not take it (Yama
 /// `ptrace_scope=1` and not root), `EPERM`.
@@ -1041,102 +1026,6 @@ impl From<Sys<()>> for Outcome {
             Err(e) => Reply::Fail(e as i32),
         })
     }
-}
-
-/// What the kernel would check and apply for the target: its umask and file-system
-/// credentials, from `/proc/TID/status`.
-#[derive(Debug, PartialEq, Eq)]
-struct Creds {
-    umask: u32,
-    fsuid: u32,
-    fsgid: u32,
-    groups: Vec<u32>,
-    cap_eff: u64,
-}
-
-fn creds_of(tid: i32) -> Sys<Creds> {
-    let mut buf = [0u8; 8192];
-    let s = read_proc(&format!("/proc/{tid}/status"), &mut buf)?;
-    let field = |name: &str| s.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
-    let fourth = |name: &str| {
-        field(name)
-            .and_then(|v| v.split_whitespace().nth(3))
-            .and_then(|v| v.parse().ok())
-    };
-    let parse = || {
-        Some(Creds {
-            umask: field("Umask:").and_then(|v| u32::from_str_radix(v, 8).ok())?,
-            fsuid: fourth("Uid:")?,
-            fsgid: fourth("Gid:")?,
-            groups: field("Groups:")?
-                .split_whitespace()
-                .filter_map(|g| g.parse().ok())
-                .collect(),
-            cap_eff: field("CapEff:").and_then(|v| u64::from_str_radix(v, 16).ok())?,
-        })
-    };
-    parse().ok_or(Errno::ESRCH)
-}
-
-/// The daemon's own credentials, as it started.
-fn own_creds() -> &'static Option<Creds> {
-    static OWN: std::sync::OnceLock<Option<Creds>> = std::sync::OnceLock::new();
-    OWN.get_or_init(|| creds_of(std::process::id() as i32).ok())
-}
-
-thread_local! {
-    static OWN_FS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// This thread's umask once it has its own: set only when it must change.
-    static UMASK: std::cell::Cell<u32> = const { std::cell::Cell::new(u32::MAX) };
-}
-
-/// `Ok` when thread `tid` has the daemon's credentials, so that what the daemon looks up and
-/// writes for it, it could itself. A daemon that is not root runs as its user, whose
-/// processes cannot have other credentials (the session start checks the launcher's); a root
-/// daemon checks each process (one that dropped to another user or dropped capabilities
-/// gets `EPERM`).
-pub fn same_credentials(tid: i32) -> Sys<()> {
-    let Some(own) = own_creds() else {
-        return Err(Errno::EACCES);
-    };
-    if own.fsuid != 0 {
-        return Ok(());
-    }
-    let c = creds_of(tid)?;
-    if (c.fsuid, c.fsgid, &c.groups, c.cap_eff) != (own.fsuid, own.fsgid, &own.groups, own.cap_eff)
-    {
-        return Err(Errno::EPERM);
-    }
-    Ok(())
-}
-
-/// Runs `f` as the kernel would run the target's call: with its umask if `creates`, and only
-/// if it has the daemon's credentials (checked again: a question's write is performed long
-/// after it was prepared). The umask is set on this thread only.
-fn as_target<T>(tid: i32, creates: bool, f: impl FnOnce() -> T) -> Sys<T> {
-    let Some(own) = own_creds() else {
-        return Err(Errno::EACCES);
-    };
-    if !creates && own.fsuid != 0 {
-        return Ok(f());
-    }
-    let c = creds_of(tid)?;
-    if own.fsuid == 0
-        && (c.fsuid, c.fsgid, &c.groups, c.cap_eff)
-            != (own.fsuid, own.fsgid, &own.groups, own.cap_eff)
-    {
-        return Err(Errno::EPERM);
-    }
-    if !OWN_FS.with(|o| o.get()) {
-        fsops::unshare_fs()?;
-        OWN_FS.with(|o| o.set(true));
-    }
-    // The thread's own umask serves only the writes it performs: left as the last target's.
-    if UMASK.with(|u| u.get()) != c.umask {
-        fsops::umask(c.umask);
-        UMASK.with(|u| u.set(c.umask));
-    }
-    Ok(f())
 }
 
 const O_NOCTTY: i32 = libc::O_NOCTTY;
