@@ -600,22 +600,21 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         decoder: Decoder::new(Arch::native(), info.pid.load(Ordering::Relaxed)),
         mem: Memory::new(lend),
         lender: ControlLender(control),
-        strict: None,
+        roots: None,
+        strict,
         failing: false,
         warned_credentials: false,
     };
-    if strict {
-        match Roots::new() {
-            Ok(r) => s.strict = Some(r),
-            Err(e) => {
-                // Nothing can be performed: every write fails, none is let through.
-                eprintln!(
-                    "hallpassd: session {}: cannot open / and /proc: {e}",
-                    info.id
-                );
-                s.strict = None;
-                s.failing = true;
-            }
+    match Roots::new() {
+        Ok(r) => s.roots = Some(r),
+        Err(e) => {
+            eprintln!(
+                "hallpassd: session {}: cannot open / and /proc: {e}",
+                info.id
+            );
+            // In strict mode nothing can be performed: every write fails, none is let
+            // through. Lite mode does without.
+            s.failing = strict;
         }
     }
     if a.resume {
@@ -649,8 +648,10 @@ struct Supervisor<'a> {
     decoder: Decoder,
     mem: Memory,
     lender: ControlLender<'a>,
-    /// Strict mode: where its lookups start (`None` in lite mode).
-    strict: Option<Roots>,
+    /// Where strict lookups start.
+    roots: Option<Roots>,
+    /// Strict mode: every write is performed by the daemon.
+    strict: bool,
     /// A strict session that cannot perform anything: every notification fails.
     failing: bool,
     /// Said once: a process with other credentials than the daemon's.
@@ -718,12 +719,23 @@ impl Supervisor<'_> {
         let info = &*shared.info;
         info.notifications.fetch_add(1, Ordering::Relaxed);
         let tid = n.pid as i32;
-        if self.strict.is_some() {
-            return self.handle_strict(listener, n);
-        }
         if self.failing {
             let _ = seccomp::send(listener, n.id, Reply::Fail(libc::EACCES));
             return;
+        }
+        if self.strict {
+            return self.handle_strict(listener, n);
+        }
+        // Lite mode performs binds too, as strict mode does: they are rare, and the kernel
+        // would read the address again (an abstract one swapped for a path makes a file
+        // unchecked). Not for a process with other credentials than a root daemon's, which
+        // must not bind with the daemon's power: that one the kernel makes, as before.
+        let bind = self
+            .decoder
+            .syscall(n)
+            .is_some_and(|sc| matches!(sc.kind, crate::syscalls::Kind::Bind { .. }));
+        if bind && self.roots.is_some() && crate::strict::creds::same_credentials(tid).is_ok() {
+            return self.handle_strict(listener, n);
         }
         let op = self.decoder.decode(n, &mut self.mem, &mut self.lender);
         // Only a valid notification proves that the memory read was the caller's. The kernel
@@ -949,7 +961,10 @@ impl Supervisor<'_> {
                 mem: &mut self.mem,
                 lender: &mut self.lender,
             };
-            let roots = self.strict.as_ref().expect("strict session");
+            let roots = self
+                .roots
+                .as_ref()
+                .expect("roots of a session that performs");
             let prepared = emulate::prepare(sc, n, &mut t, roots);
             // Only a valid notification proves that what was read was the caller's; nothing
             // is performed for one that is gone.
