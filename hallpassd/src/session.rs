@@ -726,15 +726,19 @@ impl Supervisor<'_> {
         if self.strict {
             return self.handle_strict(listener, n);
         }
-        // Lite mode performs binds too, as strict mode does: they are rare, and the kernel
-        // would read the address again (an abstract one swapped for a path makes a file
-        // unchecked). Not for a process with other credentials than a root daemon's, which
-        // must not bind with the daemon's power: that one the kernel makes, as before.
-        let bind = self
-            .decoder
-            .syscall(n)
-            .is_some_and(|sc| matches!(sc.kind, crate::syscalls::Kind::Bind { .. }));
-        if bind && self.roots.is_some() && crate::strict::creds::same_credentials(tid).is_ok() {
+        // Lite mode performs binds and openat2 too, as strict mode does: they are rare, and
+        // their arguments are in memory the kernel would read again (an abstract address
+        // swapped for a path, read-only flags for writing ones, would write unchecked). Not
+        // for a process with other credentials than a root daemon's, which must not act with
+        // the daemon's power: those the kernel makes, as before.
+        let in_memory = self.decoder.syscall(n).is_some_and(|sc| {
+            matches!(
+                sc.kind,
+                crate::syscalls::Kind::Bind { .. } | crate::syscalls::Kind::Openat2 { .. }
+            )
+        });
+        if in_memory && self.roots.is_some() && crate::strict::creds::same_credentials(tid).is_ok()
+        {
             return self.handle_strict(listener, n);
         }
         let op = self.decoder.decode(n, &mut self.mem, &mut self.lender);
@@ -956,6 +960,7 @@ impl Supervisor<'_> {
         for _ in 0..emulate::OPEN_RETRIES {
             let mut t = emulate::Target {
                 tid,
+                lite: !self.strict,
                 session: info.pid.load(Ordering::Relaxed),
                 ttys: &shared.ttys,
                 mem: &mut self.mem,

@@ -154,6 +154,8 @@ pub enum Arg {
 /// What is needed to prepare and perform for one target thread.
 pub struct Target<'a> {
     pub tid: i32,
+    /// Performing for lite mode (binds and `openat2`, which it performs too).
+    pub lite: bool,
     pub session: i32,
     /// The session's terminals (the pty hallpass made, or the one it was started on).
     pub ttys: &'a [PathBuf],
@@ -271,6 +273,10 @@ fn prepare_inner(
                 // O_PATH file), and letting the kernel open it would let its flags, in
                 // memory, be swapped for writing ones: as on a kernel without openat2, so
                 // that programs fall back to openat, whose flags the filter reads itself.
+                // Lite mode lets the kernel open it, as it always did.
+                if t.lite {
+                    return Ok(Prepared::Pass { exec: false });
+                }
                 return Err(Errno::ENOSYS);
             }
             // The kernel validates `how` before any lookup: have it do so (a descriptor
