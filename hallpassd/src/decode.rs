@@ -8,8 +8,8 @@ use crate::mem::{Lender, Memory};
 use crate::resolve::{base_of, fd_path, resolve, Resolved, Target};
 use crate::sys::seccomp::Notif;
 use crate::syscalls::{
-    Follow, Kind, Lookup, PathArg, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW,
-    OPEN_WRITE_FLAGS, O_CREAT, O_EXCL, O_NOFOLLOW, O_PATH,
+    is_write_open, Follow, Kind, Lookup, PathArg, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW,
+    AT_SYMLINK_NOFOLLOW, O_CREAT, O_EXCL, O_NOFOLLOW,
 };
 
 /// What a notification asks for.
@@ -180,10 +180,6 @@ impl Decoder {
             Kind::RefuseStrict(e) => Ok(Op::Refuse(e)),
         }
     }
-}
-
-fn is_write_open(flags: u32) -> bool {
-    flags & O_PATH == 0 && flags & OPEN_WRITE_FLAGS != 0
 }
 
 fn open(

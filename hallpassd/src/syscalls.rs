@@ -161,6 +161,11 @@ pub const AT_EMPTY_PATH: u32 = 0x1000;
 pub const OPEN_WRITE_FLAGS: u32 = 0o1 | 0o2 | 0o100 | 0o1000 | 0o20_000_000;
 /// `O_PATH`: the other access flags are then ignored.
 pub const O_PATH: u32 = 0o10_000_000;
+
+/// Whether an open with these flags may write (the filter's test, for the daemon).
+pub fn is_write_open(flags: u32) -> bool {
+    flags & O_PATH == 0 && flags & OPEN_WRITE_FLAGS != 0
+}
 pub const O_CREAT: u32 = 0o100;
 pub const O_EXCL: u32 = 0o200;
 /// `O_NOFOLLOW` of the native architecture: 0o400000 on x86_64 but 0o100000 on aarch64, where

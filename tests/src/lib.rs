@@ -41,7 +41,8 @@ fn uid_gid_of(user: &str) -> Option<(u32, u32)> {
     Some((n(&out)?, n(&gid)?))
 }
 
-fn am_root() -> bool {
+/// Whether the tests run as root.
+pub fn am_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()

@@ -220,11 +220,6 @@ fn a_question_survives_a_daemon_restart_and_its_answer_is_performed() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
 }
 
-fn am_root() -> bool {
-    matches!(variants()[0].who, Who::Me)
-        && stdout(&run(std::process::Command::new("id").arg("-u"))).trim() == "0"
-}
-
 #[test]
 fn a_root_daemon_does_not_write_for_a_process_with_fewer_rights() {
     if !am_root() {
@@ -310,25 +305,27 @@ fn dev_tty_is_the_command_s_terminal_even_with_o_nofollow() {
         bin("hallpass").display(),
         bin("hp-race").display()
     );
-    let out = run(s.command("script").args(["-qec", &inner, "/dev/null"]));
-    let text = stdout(&out);
+    let (text, err) = under_script(&s, &inner);
     assert!(
         text.contains("tty-ok") && text.contains("open ok"),
-        "{text}{}",
-        stderr(&out)
+        "{text}{err}"
     );
     // With none of its descriptors on the terminal (a password prompt's case).
     let inner = format!(
         "{} --mode=strict --prompt=deny -- sh -c 'exec </dev/null >/dev/null 2>&1; echo via-dev-tty > /dev/tty'; echo rc=$?",
         bin("hallpass").display()
     );
-    let out = run(s.command("script").args(["-qec", &inner, "/dev/null"]));
-    let text = stdout(&out);
+    let (text, err) = under_script(&s, &inner);
     assert!(
         text.contains("via-dev-tty") && text.contains("rc=0"),
-        "{text}{}",
-        stderr(&out)
+        "{text}{err}"
     );
+}
+
+/// What `sh -c COMMAND` printed (stdout, stderr), run by script(1) on a terminal of its own.
+fn under_script(s: &Scratch, command: &str) -> (String, String) {
+    let out = run(s.command("script").args(["-qec", command, "/dev/null"]));
+    (stdout(&out), stderr(&out))
 }
 
 #[test]

@@ -34,6 +34,15 @@ struct Creds {
     cap_eff: u64,
 }
 
+impl Creds {
+    /// Whether the kernel would grant these what it grants `other`: the same file-system
+    /// ids, groups and effective capabilities (the umask aside).
+    fn same_rights(&self, other: &Creds) -> bool {
+        (self.fsuid, self.fsgid, &self.groups, self.cap_eff)
+            == (other.fsuid, other.fsgid, &other.groups, other.cap_eff)
+    }
+}
+
 fn creds_of(tid: i32) -> Sys<Creds> {
     let mut buf = [0u8; 8192];
     let s = read_proc(&format!("/proc/{tid}/status"), &mut buf)?;
@@ -83,8 +92,7 @@ pub fn same_credentials(tid: i32) -> Sys<()> {
         return Ok(());
     }
     let c = creds_of(tid)?;
-    if (c.fsuid, c.fsgid, &c.groups, c.cap_eff) != (own.fsuid, own.fsgid, &own.groups, own.cap_eff)
-    {
+    if !c.same_rights(own) {
         return Err(Errno::EPERM);
     }
     Ok(())
@@ -101,10 +109,7 @@ pub fn as_target<T>(tid: i32, creates: bool, f: impl FnOnce() -> T) -> Sys<T> {
         return Ok(f());
     }
     let c = creds_of(tid)?;
-    if own.fsuid == 0
-        && (c.fsuid, c.fsgid, &c.groups, c.cap_eff)
-            != (own.fsuid, own.fsgid, &own.groups, own.cap_eff)
-    {
+    if own.fsuid == 0 && !c.same_rights(own) {
         return Err(Errno::EPERM);
     }
     if !OWN_FS.with(|o| o.get()) {

@@ -23,7 +23,9 @@ use crate::mem::{Lender, Memory};
 use crate::resolve::Resolved;
 use crate::sys::fsops::{self, OpenHow, Sys};
 use crate::sys::seccomp::{self, Notif, Reply};
-use crate::syscalls::{Kind, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW};
+use crate::syscalls::{
+    is_write_open, Kind, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW,
+};
 
 /// What a notification asks for, in strict mode.
 pub enum Prepared {
@@ -173,11 +175,6 @@ fn read_err(e: std::io::Error) -> Errno {
 }
 
 const O_TMPFILE: i32 = libc::O_TMPFILE & !libc::O_DIRECTORY;
-const WRITE_OPEN: i32 = libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | O_TMPFILE;
-
-fn is_write_open(flags: i32) -> bool {
-    flags & libc::O_PATH == 0 && flags & WRITE_OPEN != 0
-}
 
 // include/uapi/linux/fs.h
 const FICLONE: u32 = 0x4004_9409;
@@ -232,7 +229,7 @@ fn prepare_inner(
                 ),
                 _ => (at(0), a[1], a[2] as i32, a[3] as u32),
             };
-            if !is_write_open(flags) {
+            if !is_write_open(flags as u32) {
                 return Ok(Prepared::Pass { exec: false });
             }
             let path = read_path(t, path)?;
@@ -267,7 +264,7 @@ fn prepare_inner(
                     return Err(Errno::E2BIG);
                 }
             }
-            let read_only = !is_write_open(how.flags as i32);
+            let read_only = !is_write_open(how.flags as u32);
             if how.flags & libc::O_PATH as u64 != 0 {
                 // An O_PATH descriptor cannot be installed in the target (ADDFD takes no
                 // O_PATH file), and letting the kernel open it would let its flags, in
