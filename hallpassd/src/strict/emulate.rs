@@ -1063,7 +1063,7 @@ impl Action {
         if itself {
             return self.perform_as(tid, wait);
         }
-        match as_target(tid, false, || self.perform_as(tid, wait)) {
+        match as_target(tid, false, !wait, || self.perform_as(tid, wait)) {
             Ok(o) => o,
             Err(e) => Outcome::Reply(Reply::Fail(e as i32)),
         }
@@ -1108,7 +1108,7 @@ impl Action {
                 if added {
                     h.flags |= libc::O_NONBLOCK as u64;
                 }
-                let r = as_target(tid, flags & libc::O_CREAT != 0, || {
+                let r = as_target(tid, flags & libc::O_CREAT != 0, !wait, || {
                     fsops::openat2(entry.dir.as_raw_fd(), &entry.name, &h)
                 });
                 let fifo_here =
@@ -1128,7 +1128,7 @@ impl Action {
                 }
                 let f = (flags | O_NOCTTY) & !libc::O_CLOEXEC;
                 let r = if flags & O_TMPFILE != 0 {
-                    as_target(tid, true, || {
+                    as_target(tid, true, !wait, || {
                         fsops::openat(Some(obj.as_fd()), c".", f, *mode)
                     })
                 } else {
@@ -1144,10 +1144,10 @@ impl Action {
                     Ok(Ok(fd)) => opened(fd, *flags, false),
                 }
             }
-            Action::Mkdir { entry, mode } => flatten(as_target(tid, true, || {
+            Action::Mkdir { entry, mode } => flatten(as_target(tid, true, !wait, || {
                 fsops::mkdirat(entry.dir.as_fd(), &entry.name, *mode)
             })),
-            Action::Mknod { entry, mode, dev } => flatten(as_target(tid, true, || {
+            Action::Mknod { entry, mode, dev } => flatten(as_target(tid, true, !wait, || {
                 fsops::mknodat(entry.dir.as_fd(), &entry.name, *mode, *dev)
             })),
             Action::Unlink { entry, flags } => {
@@ -1280,7 +1280,7 @@ impl Action {
                 let mut a = addr[..2].to_vec();
                 a.extend_from_slice(entry.name.as_bytes());
                 a.push(0);
-                flatten(as_target(tid, true, || {
+                flatten(as_target(tid, true, !wait, || {
                     let r = fsops::fchdir(entry.dir.as_fd())
                         .and_then(|()| fsops::bind(sock.as_fd(), &a));
                     // Not left there: a cwd pins its directory.
