@@ -173,6 +173,8 @@ impl Decoder {
                 one(resolve_from(t, base, &path[..end], false))
             }
             Kind::Exec => Ok(Op::Pass { exec: true }),
+            // The filter lets it through; a notification would be a filter bug.
+            Kind::Pass => Ok(Op::Pass { exec: false }),
             Kind::Refuse(e) => Ok(Op::Refuse(e)),
             // The filter decides it; a notification would be a filter bug: refuse.
             Kind::Seccomp { .. } => Ok(Op::Refuse(libc::EBUSY)),

@@ -4,7 +4,10 @@
 //! flags and a bind's address swapped in memory after the check), and going
 //! around it (io_uring, 32-bit and x32 syscalls, open_by_handle_at, user and mount namespaces,
 //! clone3, a seccomp listener of its own, O_TMPFILE+linkat, hard links, renaming a directory
-//! in, /proc/self/fd reopening and truncating, descriptor-based metadata changes, symlinks).
+//! in, /proc/self/fd reopening and truncating, descriptor-based metadata changes, symlinks),
+//! and what the filter must refuse whatever the path: keystrokes pushed into a terminal
+//! (`TIOCSTI`), syscalls that write where the daemon cannot see (`acct`, `mq_open`), and a
+//! file-system ioctl no list names, on a read-only descriptor.
 //!
 //! What it proves: in strict mode none of them changes anything outside the project, judged
 //! on disk, over 100,000 attempts per race, while each race is shown to be real (run natively
@@ -69,6 +72,7 @@ fn errno_name(e: &str) -> String {
         "13" => "EACCES",
         "16" => "EBUSY",
         "22" => "EINVAL",
+        "25" => "ENOTTY",
         "38" => "ENOSYS",
         "95" => "EOPNOTSUPP",
         _ => return e.to_string(),
@@ -286,6 +290,28 @@ fn singles() -> Vec<Case> {
             },
         },
         Case {
+            name: "TIOCSTI into a terminal of our own",
+            args: |_, _, _| one("tiocsti", &[]),
+        },
+        Case {
+            name: "acct(2) into an outside file",
+            args: |_, _, o| {
+                file(&o.join("f"), "");
+                one("acct", &[o.join("f")])
+            },
+        },
+        Case {
+            name: "mq_open O_CREAT (mqueue fs)",
+            args: |_, _, _| one("mq-open", &[]),
+        },
+        Case {
+            name: "FS_IOC_SETVERSION on read-only fd",
+            args: |_, _, o| {
+                file(&o.join("f"), "x");
+                one("fs-ioctl", &[o.join("f")])
+            },
+        },
+        Case {
             name: "symlink in project to outside, write",
             args: |_, i, o| {
                 file(&o.join("f"), "x");
@@ -454,8 +480,16 @@ fn count(how: &str, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Threats lite mode closes as well: what costs it nothing.
-const LITE_CLOSED: &[&str] = &["bind address flip", "open_how flags flip"];
+/// Threats lite mode closes as well: what costs it nothing, and what the filter refuses or
+/// decides whatever the path (issue 11: fail closed).
+const LITE_CLOSED: &[&str] = &[
+    "bind address flip",
+    "open_how flags flip",
+    "TIOCSTI into a terminal of our own",
+    "acct(2) into an outside file",
+    "mq_open O_CREAT (mqueue fs)",
+    "FS_IOC_SETVERSION on read-only fd",
+];
 
 /// Everything wrong with the rows, after the table is out.
 fn check(rows: &[Row], n: u64) -> Vec<String> {

@@ -25,6 +25,7 @@ use crate::sys::fsops::{self, OpenHow, Sys};
 use crate::sys::seccomp::{self, Notif, Reply};
 use crate::syscalls::{
     is_write_open, Kind, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW,
+    WRITE_IOCTLS,
 };
 
 /// What a notification asks for, in strict mode.
@@ -208,6 +209,7 @@ fn prepare_inner(
     };
     match sc.kind {
         Kind::Exec => return Ok(Prepared::Pass { exec: true }),
+        Kind::Pass => return Ok(Prepared::Pass { exec: false }),
         Kind::Refuse(e) => return Ok(Prepared::Fail(e)),
         // The filter decides it; a notification would be a filter bug: refuse.
         Kind::Seccomp { .. } => return Ok(Prepared::Fail(libc::EBUSY)),
@@ -571,6 +573,14 @@ fn prepare_inner(
         }
         "ioctl" => {
             let cmd = a[1] as u32;
+            if !WRITE_IOCTLS.contains(&cmd) {
+                // Another command the filter does not know to be harmless. Its argument's
+                // layout is unknown, so it cannot be performed on the daemon's copy (a
+                // pointer in it would be read in the daemon's memory), and letting the kernel
+                // make it would race a descriptor swapped meanwhile: refused as a command
+                // this object does not support.
+                return Err(Errno::ENOTTY);
+            }
             if cmd == FIDEDUPERANGE {
                 // Its destinations are a list of descriptors in memory: not supported.
                 return Err(Errno::EOPNOTSUPP);

@@ -46,6 +46,12 @@
 //! - `proc-truncate DENIED`: open DENIED read-only, truncate /proc/self/fd/N.
 //! - `fchmod DENIED`, `fchown DENIED`, `fsetxattr DENIED`: on a read-only descriptor.
 //! - `symlink-out LINK DENIED`: make LINK -> DENIED in the project, write through LINK.
+//! - `tiocsti`: push `x` and a newline into our own new controlling terminal (`TIOCSTI`,
+//!   plain and with high bits set in the command); escapes are the `x` read back.
+//! - `acct DENIED`: process accounting into DENIED (an existing file), then a child exits.
+//! - `mq-open`: create a POSIX message queue (a file in the mqueue file system).
+//! - `fs-ioctl DENIED`: `FS_IOC_SETVERSION` (a file-system ioctl no list names) on a
+//!   read-only descriptor of DENIED; an escape is its inode generation changed.
 //! - `tty-nofollow`: open /dev/tty O_WRONLY|O_NOFOLLOW and write `tty-ok` to it (it must be
 //!   our controlling terminal, not the daemon's); prints the open's result.
 
@@ -1078,6 +1084,166 @@ fn symlink_out(link: &Path, denied: &Path) {
     verdict(denied, &before, Gate::Errno(fd), &steps);
 }
 
+// ---------------------------------------------------------------------------------------
+// What the filter must refuse whatever the path: keystrokes into a terminal, syscalls that
+// write where the daemon cannot see, ioctls that change the file a read-only descriptor holds.
+
+const TIOCSTI: u64 = 0x5412;
+const TIOCSPTLCK: u64 = 0x4004_5431;
+const TIOCGPTPEER: u64 = 0x5441;
+const TIOCSCTTY: u64 = 0x540e;
+const FS_IOC_GETVERSION: u64 = 0x8008_7601;
+const FS_IOC_SETVERSION: u64 = 0x4008_7602;
+
+/// `tiocsti`: in a new session whose controlling terminal is a new pty of our own, pushes
+/// `x\n` into the terminal's input with `TIOCSTI`, once with the plain command and once with
+/// high bits set in the 64-bit argument (the kernel reads 32). An escape is each `x` read
+/// back from the terminal: what a shell reading it would have run as typed.
+fn tiocsti() {
+    let m = sys!(
+        libc::SYS_openat,
+        AT_FDCWD,
+        c"/dev/ptmx".as_ptr(),
+        (libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) as libc::c_long
+    );
+    if m < 0 {
+        die(&format!("cannot open /dev/ptmx: {}", -m));
+    }
+    let unlock: libc::c_int = 0;
+    sys!(
+        libc::SYS_ioctl,
+        m,
+        TIOCSPTLCK,
+        &unlock as *const libc::c_int
+    );
+    let mut pipe = [0i32; 2];
+    sys!(
+        libc::SYS_pipe2,
+        pipe.as_mut_ptr(),
+        libc::O_CLOEXEC as libc::c_long
+    );
+    // SAFETY: the process has one thread here; the child only makes syscalls and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        sys!(libc::SYS_setsid);
+        let t = sys!(
+            libc::SYS_ioctl,
+            m,
+            TIOCGPTPEER,
+            (libc::O_RDWR | libc::O_NOCTTY | libc::O_NONBLOCK) as libc::c_long
+        );
+        sys!(libc::SYS_ioctl, t, TIOCSCTTY, 0);
+        let mut results = Vec::new();
+        for cmd in [TIOCSTI, TIOCSTI | 1 << 32] {
+            let r = sys!(libc::SYS_ioctl, t, cmd, b"x".as_ptr());
+            sys!(libc::SYS_ioctl, t, cmd, b"\n".as_ptr());
+            results.push(r);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // A terminal in canonical mode hands out one line per read.
+        let mut got = 0;
+        let mut buf = [0u8; 64];
+        loop {
+            let n = sys!(libc::SYS_read, t, buf.as_mut_ptr(), buf.len());
+            if n <= 0 {
+                break;
+            }
+            got += buf[..n as usize].iter().filter(|&&b| b == b'x').count();
+        }
+        let line = format!("{} {} {got}", results[0], results[1]);
+        sys!(libc::SYS_write, pipe[1], line.as_ptr(), line.len());
+        // SAFETY: ends the forked child without running the parent's exit handlers.
+        unsafe { libc::_exit(0) };
+    }
+    close(pipe[1] as i64);
+    let mut buf = [0u8; 64];
+    let n = sys!(libc::SYS_read, pipe[0], buf.as_mut_ptr(), buf.len());
+    let mut status = 0;
+    // SAFETY: waits for the child forked above.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    let text = String::from_utf8_lossy(&buf[..n.max(0) as usize]).to_string();
+    let v: Vec<i64> = text.split(' ').filter_map(|w| w.parse().ok()).collect();
+    let [plain, high, got] = v[..] else {
+        die(&format!("the child said {text:?}"))
+    };
+    eprintln!(
+        "hp-race: TIOCSTI {}, TIOCSTI with high bits {}, read back {got}",
+        step(plain),
+        step(high)
+    );
+    if got == 0 && plain < 0 && plain == high {
+        println!("refused {}", -plain);
+    } else {
+        println!("attempts 2 escapes {got}");
+    }
+}
+
+/// `acct DENIED`: turns process accounting on into DENIED (an existing file), runs a child
+/// that exits, and turns it off. An escape is a record appended to DENIED.
+fn acct(denied: &Path) {
+    let before = Snap::of(denied);
+    let r = sys!(libc::SYS_acct, c(denied).as_ptr());
+    let steps = vec![("acct", step(r))];
+    if r == 0 {
+        let _ = std::process::Command::new("/bin/true").status();
+        sys!(libc::SYS_acct, 0);
+    }
+    verdict(denied, &before, Gate::Errno(r), &steps);
+}
+
+/// `mq-open`: creates a POSIX message queue, a file in the mqueue file system, which no
+/// path the daemon sees names. An escape is the queue made (removed again).
+fn mq_open() {
+    let name = CString::new(format!("hp-race-{}", std::process::id())).unwrap();
+    let flags = libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | libc::O_CLOEXEC;
+    let fd = sys!(
+        libc::SYS_mq_open,
+        name.as_ptr(),
+        flags as libc::c_long,
+        0o600,
+        0
+    );
+    eprintln!("hp-race: mq_open O_CREAT {}", step(fd));
+    if fd >= 0 {
+        sys!(libc::SYS_mq_unlink, name.as_ptr());
+        close(fd);
+        println!("attempts 1 escapes 1");
+    } else {
+        println!("refused {}", -fd);
+    }
+}
+
+/// `fs-ioctl DENIED`: on a read-only descriptor of DENIED, a file-system ioctl that no list
+/// names as a writer (`FS_IOC_SETVERSION`: the inode's generation, on ext2/3/4). An escape
+/// is the generation changed, read again through a fresh descriptor.
+fn fs_ioctl(denied: &Path) {
+    let generation = || -> Option<u32> {
+        let fd = sys!(libc::SYS_openat, AT_FDCWD, c(denied).as_ptr(), RD);
+        let mut v: u32 = 0;
+        let r = sys!(libc::SYS_ioctl, fd, FS_IOC_GETVERSION, &mut v as *mut u32);
+        close(fd);
+        (r == 0).then_some(v)
+    };
+    let before = generation();
+    let fd = sys!(libc::SYS_openat, AT_FDCWD, c(denied).as_ptr(), RD);
+    let want = before.unwrap_or(0).wrapping_add(1);
+    let r = sys!(libc::SYS_ioctl, fd, FS_IOC_SETVERSION, &want as *const u32);
+    close(fd);
+    let after = generation();
+    eprintln!(
+        "hp-race: open read-only {}, FS_IOC_SETVERSION {}, generation {before:?} -> {after:?}",
+        step(fd),
+        step(r)
+    );
+    if after != before {
+        println!("attempts 1 escapes 1");
+    } else if r < 0 {
+        println!("refused {}", -r);
+    } else {
+        println!("attempts 1 escapes 0");
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |i: usize| {
@@ -1138,6 +1304,10 @@ fn main() {
             sys!(libc::SYS_fsetxattr, fd, name.as_ptr(), b"1".as_ptr(), 1, 0)
         }),
         "symlink-out" => symlink_out(&path(2), &path(3)),
+        "tiocsti" => tiocsti(),
+        "acct" => acct(&path(2)),
+        "mq-open" => mq_open(),
+        "fs-ioctl" => fs_ioctl(&path(2)),
         "tty-nofollow" => {
             let fd = sys!(
                 libc::SYS_openat,
