@@ -138,6 +138,14 @@ pub struct Syscall {
     pub x86_64: Option<u32>,
     pub aarch64: Option<u32>,
     pub kind: Kind,
+    /// It removes or renames the directory entries it writes, or makes a name lead to what is
+    /// already there (a hard link, a symlink): what lies below a name can then change with no
+    /// write below it (`mv .git x; echo evil > x/hooks/pre-commit; mv x .git`), so the policy
+    /// denies these on a parent directory of a denied path
+    /// ([`crate::policy::Policy::decide_syscall`]). Not `mkdir`: a new directory is empty, and
+    /// all that is later put below it is checked. `mknod` makes no directory either, but is
+    /// counted in all the same: nothing needs it there.
+    pub names: bool,
 }
 
 impl Syscall {
@@ -229,7 +237,13 @@ const fn sys(name: &'static str, x86_64: Option<u32>, aarch64: Option<u32>, kind
         x86_64,
         aarch64,
         kind,
+        names: false,
     }
+}
+
+/// `sc`, marked as a syscall that changes [`Syscall::names`].
+const fn names(sc: Syscall) -> Syscall {
+    Syscall { names: true, ..sc }
 }
 
 const EPERM: i32 = libc::EPERM;
@@ -287,40 +301,40 @@ pub static TABLE: &[Syscall] = &[
         Some(34),
         Kind::Paths(&[at(0, 1, Never)]),
     ),
-    sys("rmdir", Some(84), None, Kind::Paths(&[p(0, Never)])),
-    sys("unlink", Some(87), None, Kind::Paths(&[p(0, Never)])),
-    sys(
+    names(sys("rmdir", Some(84), None, Kind::Paths(&[p(0, Never)]))),
+    names(sys("unlink", Some(87), None, Kind::Paths(&[p(0, Never)]))),
+    names(sys(
         "unlinkat",
         Some(263),
         Some(35),
         Kind::Paths(&[at(0, 1, Never)]),
-    ),
-    sys(
+    )),
+    names(sys(
         "rename",
         Some(82),
         None,
         Kind::Paths(&[p(0, Never), p(1, Never)]),
-    ),
-    sys(
+    )),
+    names(sys(
         "renameat",
         Some(264),
         Some(38),
         Kind::Paths(&[at(0, 1, Never), at(2, 3, Never)]),
-    ),
-    sys(
+    )),
+    names(sys(
         "renameat2",
         Some(316),
         Some(276),
         Kind::Paths(&[at(0, 1, Never), at(2, 3, Never)]),
-    ),
+    )),
     // link() does not follow a symlink oldpath on Linux; linkat() only with AT_SYMLINK_FOLLOW.
-    sys(
+    names(sys(
         "link",
         Some(86),
         None,
         Kind::Paths(&[p(0, Never), p(1, Never)]),
-    ),
-    sys(
+    )),
+    names(sys(
         "linkat",
         Some(265),
         Some(37),
@@ -334,22 +348,22 @@ pub static TABLE: &[Syscall] = &[
             },
             at(2, 3, Never),
         ]),
-    ),
+    )),
     // The target of a symlink is only a string; the link itself is what is written.
-    sys("symlink", Some(88), None, Kind::Paths(&[p(1, Never)])),
-    sys(
+    names(sys("symlink", Some(88), None, Kind::Paths(&[p(1, Never)]))),
+    names(sys(
         "symlinkat",
         Some(266),
         Some(36),
         Kind::Paths(&[at(1, 2, Never)]),
-    ),
-    sys("mknod", Some(133), None, Kind::Paths(&[p(0, Never)])),
-    sys(
+    )),
+    names(sys("mknod", Some(133), None, Kind::Paths(&[p(0, Never)]))),
+    names(sys(
         "mknodat",
         Some(259),
         Some(33),
         Kind::Paths(&[at(0, 1, Never)]),
-    ),
+    )),
     // Metadata by path.
     sys("chmod", Some(90), None, Kind::Paths(&[p(0, Always)])),
     sys(
@@ -490,6 +504,11 @@ pub static TABLE: &[Syscall] = &[
     sys("execveat", Some(322), Some(281), Kind::Exec),
 ];
 
+/// Whether the syscall called `name` changes [`Syscall::names`].
+pub fn changes_names(name: &str) -> bool {
+    TABLE.iter().any(|sc| sc.names && sc.name == name)
+}
+
 /// Syscall numbers are below this on both architectures; the decoder indexes an array by them.
 pub const MAX_NR: usize = 512;
 
@@ -607,6 +626,36 @@ mod tests {
         ] {
             let sc = TABLE.iter().find(|sc| sc.name == name).unwrap();
             assert_eq!(sc.nr(arch), Some(nr as u32), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_syscalls_that_change_names() {
+        let names: Vec<&str> = TABLE
+            .iter()
+            .filter(|sc| sc.names)
+            .map(|sc| sc.name)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "rmdir",
+                "unlink",
+                "unlinkat",
+                "rename",
+                "renameat",
+                "renameat2",
+                "link",
+                "linkat",
+                "symlink",
+                "symlinkat",
+                "mknod",
+                "mknodat"
+            ]
+        );
+        assert!(changes_names("renameat2"));
+        for name in ["mkdir", "mkdirat", "openat", "chmod", "bind", "nope"] {
+            assert!(!changes_names(name), "{name}");
         }
     }
 
