@@ -3,7 +3,8 @@
 //!
 //! Order (DESIGN.md, "Policy semantics"): the always-denied set, then `--deny-path` and the
 //! lasting "never" rules, then grants (implicit, `--allow-path`, timed answers, lasting
-//! "always" rules), then the prompt mode for the rest.
+//! "always" rules), then the prompt mode for the rest. The denied paths' parent directories
+//! cannot be renamed, removed or replaced either ([`Policy::decide_syscall`]).
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -107,6 +108,12 @@ impl PathSet {
         self.0.iter().any(|p| is_within(path, p))
     }
 
+    /// Whether `dir` is one of the set or a parent directory of one: renaming or removing it
+    /// would take a path of the set along.
+    pub fn holds(&self, dir: &Path) -> bool {
+        self.0.iter().any(|p| is_within(p, dir))
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &PathBuf> {
         self.0.iter()
     }
@@ -207,10 +214,40 @@ impl Policy {
         }
     }
 
-    /// Whether renaming or removing `path` would move a protected path (a parent directory of
-    /// hallpass's configuration, say): always denied.
-    pub fn holds_protected(&self, path: &Path) -> bool {
-        self.protected.iter().any(|p| is_within(p, path))
+    /// Whether `dir` is a denied path or a parent directory of one, and if so the reason that
+    /// path is denied with: renaming, removing or replacing `dir` would change what the denied
+    /// path is (`mv .git x; echo evil > x/hooks/pre-commit; mv x .git` under
+    /// `--deny-path .git/hooks`).
+    fn holds_denied(&self, dir: &Path, answered: &Answered) -> Option<Reason> {
+        if self.protected.holds(dir) {
+            Some(Reason::Protected)
+        } else if self.denied.holds(dir) {
+            Some(Reason::Policy)
+        } else if answered.never.holds(dir) {
+            Some(Reason::Never)
+        } else {
+            None
+        }
+    }
+
+    /// The decision for a syscall writing `paths`: [`Policy::decide_all`], except that a
+    /// syscall that changes `names` (renames, removes, links: see
+    /// [`crate::syscalls::Syscall::names`]) is denied on a parent of a denied path, whatever
+    /// else allows it.
+    pub fn decide_syscall(
+        &self,
+        paths: &[&Path],
+        names: bool,
+        answered: &Answered,
+    ) -> (Decision, Reason, usize) {
+        if names {
+            for (i, p) in paths.iter().enumerate() {
+                if let Some(reason) = self.holds_denied(p, answered) {
+                    return (Decision::Deny, reason, i);
+                }
+            }
+        }
+        self.decide_all(paths, answered)
     }
 
     /// The decision for a syscall that writes several paths (a rename, a link): denied if any
@@ -322,13 +359,80 @@ mod tests {
         }
     }
 
+    /// A rename, an unlink, a link: the syscalls that change names.
+    const NAMES: bool = true;
+
     #[test]
-    fn parents_of_protected_paths() {
-        let p = policy(Prompt::Allow);
-        assert!(p.holds_protected(Path::new("/home/me/.config")));
-        assert!(p.holds_protected(Path::new("/home/me")));
-        assert!(p.holds_protected(Path::new("/home/me/.config/hallpass")));
-        assert!(!p.holds_protected(Path::new("/home/me/.config/other")));
+    fn parents_of_denied_paths_keep_their_names() {
+        let never = PathSet::new(["/home/me/proj/gen/out".into()]);
+        let all = PathSet::new(["/".into()]);
+        // Whatever else allows it: the project, an "always" rule for everything, audit.
+        let a = Answered {
+            never: &never,
+            always: &all,
+            ..Answered::none()
+        };
+        for prompt in [Prompt::Ask, Prompt::Allow, Prompt::Deny] {
+            let p = policy(prompt);
+            let d = |paths: &[&str]| {
+                let paths: Vec<&Path> = paths.iter().map(Path::new).collect();
+                p.decide_syscall(&paths, NAMES, &a)
+            };
+            let deny = |r, i| (Decision::Deny, r, i);
+            // Each with the reason the denied path below it gets.
+            assert_eq!(d(&["/home/me/.config"]), deny(Reason::Protected, 0));
+            assert_eq!(d(&["/home"]), deny(Reason::Protected, 0));
+            assert_eq!(d(&["/usr"]), deny(Reason::Protected, 0));
+            assert_eq!(d(&["/"]), deny(Reason::Protected, 0));
+            assert_eq!(d(&["/home/me/proj"]), deny(Reason::Policy, 0));
+            assert_eq!(d(&["/home/me/proj/gen"]), deny(Reason::Never, 0));
+            // Source and destination: `mv evil gen` where gen is absent makes gen/out.
+            let evil = "/home/me/proj/evil";
+            assert_eq!(d(&[evil, "/home/me/proj/gen"]), deny(Reason::Never, 1));
+            assert_eq!(d(&["/home/me/proj/gen", evil]), deny(Reason::Never, 0));
+            // The denied paths themselves, and what is below them, as before.
+            assert_eq!(d(&["/home/me/proj/secret"]), deny(Reason::Policy, 0));
+            assert_eq!(d(&["/home/me/proj/gen/out/x"]), deny(Reason::Never, 0));
+            // Siblings and look-alikes keep their names free.
+            let allowed = (Decision::Allow, Reason::Implicit, 0);
+            for free in [
+                "/home/me/proj/src",
+                "/home/me/proj/secretx",
+                "/home/me/proj/gen/other",
+                "/home/me/proj/ge",
+            ] {
+                assert_eq!(d(&[free]), allowed, "{free}");
+            }
+            assert_eq!(
+                d(&["/home/me/.configx"]),
+                (Decision::Allow, Reason::Always, 0)
+            );
+        }
+    }
+
+    #[test]
+    fn other_writes_of_parents_are_decided_as_before() {
+        // mkdir, chmod, an open: a parent keeps its name, and what lies below it is unchanged.
+        let never = PathSet::new(["/home/me/proj/gen/out".into()]);
+        let a = Answered {
+            never: &never,
+            ..Answered::none()
+        };
+        let p = policy(Prompt::Deny);
+        let d = |path: &str| p.decide_syscall(&[Path::new(path)], !NAMES, &a);
+        assert_eq!(
+            d("/home/me/proj/gen"),
+            (Decision::Allow, Reason::Implicit, 0)
+        );
+        assert_eq!(d("/home/me/proj"), (Decision::Allow, Reason::Implicit, 0));
+        assert_eq!(
+            d("/home/me/.config"),
+            (Decision::Deny, Reason::Unattended, 0)
+        );
+        assert_eq!(
+            d("/home/me/proj/gen/out"),
+            (Decision::Deny, Reason::Never, 0)
+        );
     }
 
     #[test]
@@ -342,6 +446,13 @@ mod tests {
         assert!(PathSet::new(["/".into()]).covers(Path::new("/")));
         assert!(!s.covers(Path::new("/a/")));
         assert!(!s.covers(Path::new("/")));
+        // What holds a path of the set: itself and its parents.
+        for parent in ["/a/b", "/a", "/"] {
+            assert!(s.holds(Path::new(parent)), "{parent}");
+        }
+        for other in ["/a/bc", "/a/b/c", "/b", "/a/"] {
+            assert!(!s.holds(Path::new(other)), "{other}");
+        }
     }
 
     #[test]

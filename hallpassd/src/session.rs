@@ -119,6 +119,21 @@ fn canon(p: &str) -> Result<PathBuf, SetupError> {
     })
 }
 
+/// Adds `p` to `set` as resolved, and as written where that differs: if `~/.config` is a
+/// symlink, its entry must not be replaced either (the daemon reads its rules through it), nor
+/// may a symlinked `.git` be swapped for a directory of other hooks under `--deny-path
+/// .git/hooks`.
+fn both_names(p: &str, set: &mut PathSet) -> Result<(), SetupError> {
+    let c = canon(p)?;
+    if let Some(literal) = crate::rules::normalize(p) {
+        if literal != c {
+            set.push(literal);
+        }
+    }
+    set.push(c);
+    Ok(())
+}
+
 /// Builds a session's policy and private TMPDIR from the launcher's request.
 pub fn open(
     id: u64,
@@ -165,19 +180,11 @@ pub fn open(
     list.extend(protected.daemon.iter().cloned());
     list.extend(req.protected_paths.iter().map(PathBuf::from));
     for p in list {
-        // The path as resolved, and as written: if `~/.config` is a symlink, its entry must
-        // not be replaced either (the daemon reads its rules through it).
-        let c = canon(&p.to_string_lossy())?;
-        if let Some(literal) = crate::rules::normalize(&p.to_string_lossy()) {
-            if literal != c {
-                prot.push(literal);
-            }
-        }
-        prot.push(c);
+        both_names(&p.to_string_lossy(), &mut prot)?;
     }
     let mut denied = PathSet::default();
     for p in &req.deny_paths {
-        denied.push(canon(p)?);
+        both_names(p, &mut denied)?;
     }
     let mut allowed = PathSet::default();
     for p in &req.allow_paths {
@@ -454,35 +461,14 @@ impl Shared {
 
     /// The decision for `syscall` writing `files` under the session's policy, the lasting
     /// `rules` and the session's timed grants; and the index of the path that decided.
-    /// Replacing or removing the directory entry of an ancestor of a protected path
-    /// (renaming `~/.config`, or unlinking it where it is a symlink) is denied too.
+    /// Renaming, removing or linking over a parent directory of a denied path is denied too
+    /// ([`Policy::decide_syscall`]).
     pub fn decide(
         &self,
         syscall: &str,
         files: &[&Path],
         rules: &Rules,
     ) -> (Decision, Reason, usize) {
-        let entry = matches!(
-            syscall,
-            "rename"
-                | "renameat"
-                | "renameat2"
-                | "rmdir"
-                | "unlink"
-                | "unlinkat"
-                | "link"
-                | "linkat"
-                | "symlink"
-                | "symlinkat"
-                | "mknod"
-                | "mknodat"
-        );
-        if let Some(i) = files
-            .iter()
-            .position(|p| entry && self.policy.holds_protected(p))
-        {
-            return (Decision::Deny, Reason::Protected, i);
-        }
         let timed = self.timed.lock().unwrap();
         let answered = Answered {
             never: &rules.never,
@@ -490,7 +476,8 @@ impl Shared {
             timed: &timed,
             now: boot_time(),
         };
-        self.policy.decide_all(files, &answered)
+        let names = crate::syscalls::changes_names(syscall);
+        self.policy.decide_syscall(files, names, &answered)
     }
 
     /// Those of `files` that no rule decides: what a question must show.

@@ -140,6 +140,14 @@ pub struct Syscall {
     pub x86_64: Option<u32>,
     pub aarch64: Option<u32>,
     pub kind: Kind,
+    /// It removes or renames the directory entries it writes, or makes a name lead to what is
+    /// already there (a hard link, a symlink): what lies below a name can then change with no
+    /// write below it (`mv .git x; echo evil > x/hooks/pre-commit; mv x .git`), so the policy
+    /// denies these on a parent directory of a denied path
+    /// ([`crate::policy::Policy::decide_syscall`]). Not `mkdir`: a new directory is empty, and
+    /// all that is later put below it is checked. `mknod` makes no directory either, but is
+    /// counted in all the same: nothing needs it there.
+    pub names: bool,
 }
 
 impl Syscall {
@@ -326,6 +334,7 @@ const fn sys(name: &'static str, x86_64: Option<u32>, aarch64: Option<u32>, kind
         x86_64,
         aarch64,
         kind,
+        names: false,
     }
 }
 
@@ -334,11 +343,16 @@ const fn pass(name: &'static str, x86_64: Option<u32>, aarch64: Option<u32>) -> 
     sys(name, x86_64, aarch64, Kind::Pass)
 }
 
+/// `sc`, marked as a syscall that changes [`Syscall::names`].
+const fn names(sc: Syscall) -> Syscall {
+    Syscall { names: true, ..sc }
+}
+
 const EPERM: i32 = libc::EPERM;
 const ENOSYS: i32 = libc::ENOSYS;
 
-/// Every syscall the filter looks at, the most frequent first (the filter tests them in this
-/// order).
+/// Every syscall the filter knows: the writers and what it refuses first, then those it lets
+/// pass. The filter finds a number by binary search; the order here is for the reader.
 pub static TABLE: &[Syscall] = &[
     // Opens.
     sys(
@@ -389,40 +403,40 @@ pub static TABLE: &[Syscall] = &[
         Some(34),
         Kind::Paths(&[at(0, 1, Never)]),
     ),
-    sys("rmdir", Some(84), None, Kind::Paths(&[p(0, Never)])),
-    sys("unlink", Some(87), None, Kind::Paths(&[p(0, Never)])),
-    sys(
+    names(sys("rmdir", Some(84), None, Kind::Paths(&[p(0, Never)]))),
+    names(sys("unlink", Some(87), None, Kind::Paths(&[p(0, Never)]))),
+    names(sys(
         "unlinkat",
         Some(263),
         Some(35),
         Kind::Paths(&[at(0, 1, Never)]),
-    ),
-    sys(
+    )),
+    names(sys(
         "rename",
         Some(82),
         None,
         Kind::Paths(&[p(0, Never), p(1, Never)]),
-    ),
-    sys(
+    )),
+    names(sys(
         "renameat",
         Some(264),
         Some(38),
         Kind::Paths(&[at(0, 1, Never), at(2, 3, Never)]),
-    ),
-    sys(
+    )),
+    names(sys(
         "renameat2",
         Some(316),
         Some(276),
         Kind::Paths(&[at(0, 1, Never), at(2, 3, Never)]),
-    ),
+    )),
     // link() does not follow a symlink oldpath on Linux; linkat() only with AT_SYMLINK_FOLLOW.
-    sys(
+    names(sys(
         "link",
         Some(86),
         None,
         Kind::Paths(&[p(0, Never), p(1, Never)]),
-    ),
-    sys(
+    )),
+    names(sys(
         "linkat",
         Some(265),
         Some(37),
@@ -436,22 +450,22 @@ pub static TABLE: &[Syscall] = &[
             },
             at(2, 3, Never),
         ]),
-    ),
+    )),
     // The target of a symlink is only a string; the link itself is what is written.
-    sys("symlink", Some(88), None, Kind::Paths(&[p(1, Never)])),
-    sys(
+    names(sys("symlink", Some(88), None, Kind::Paths(&[p(1, Never)]))),
+    names(sys(
         "symlinkat",
         Some(266),
         Some(36),
         Kind::Paths(&[at(1, 2, Never)]),
-    ),
-    sys("mknod", Some(133), None, Kind::Paths(&[p(0, Never)])),
-    sys(
+    )),
+    names(sys("mknod", Some(133), None, Kind::Paths(&[p(0, Never)]))),
+    names(sys(
         "mknodat",
         Some(259),
         Some(33),
         Kind::Paths(&[at(0, 1, Never)]),
-    ),
+    )),
     // Metadata by path.
     sys("chmod", Some(90), None, Kind::Paths(&[p(0, Always)])),
     sys(
@@ -879,6 +893,19 @@ pub static TABLE: &[Syscall] = &[
     pass("lsm_list_modules", Some(461), Some(461)),
 ];
 
+/// Whether the syscall called `name` changes [`Syscall::names`]. Asked for every decided
+/// write: the dozen such names are gathered once rather than the table searched each time.
+pub fn changes_names(name: &str) -> bool {
+    static NAMES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        TABLE
+            .iter()
+            .filter(|sc| sc.names)
+            .map(|sc| sc.name)
+            .collect()
+    });
+    NAMES.contains(&name)
+}
+
 /// Syscall numbers are below this on both architectures; the decoder indexes an array by them.
 pub const MAX_NR: usize = 512;
 
@@ -1274,6 +1301,36 @@ mod tests {
             SYS_alarm,
             SYS_time,
         );
+    }
+
+    #[test]
+    fn the_syscalls_that_change_names() {
+        let names: Vec<&str> = TABLE
+            .iter()
+            .filter(|sc| sc.names)
+            .map(|sc| sc.name)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "rmdir",
+                "unlink",
+                "unlinkat",
+                "rename",
+                "renameat",
+                "renameat2",
+                "link",
+                "linkat",
+                "symlink",
+                "symlinkat",
+                "mknod",
+                "mknodat"
+            ]
+        );
+        assert!(changes_names("renameat2"));
+        for name in ["mkdir", "mkdirat", "openat", "chmod", "bind", "nope"] {
+            assert!(!changes_names(name), "{name}");
+        }
     }
 
     #[test]

@@ -278,3 +278,143 @@ fn session_processes_reopen_each_other_s_pipes_but_not_the_launcher_s() {
     );
     assert_eq!(stdout(&out), "viaparent\ndone\n", "{}", stderr(&out));
 }
+
+/// Moves the project's `.git` away and back around planting a hook; makes the absent
+/// `sub/.git` by a rename and by a symlink, each leading to hooks of its own; and removes the
+/// symlink `link/.git` (to make a directory there).
+const PLANT: &str =
+    "mv .git .gitx && echo moved; echo evil > .gitx/hooks/pre-commit && echo planted; \
+     mv .gitx .git && echo back; mkdir -p evil/hooks && echo evil > evil/hooks/pre-commit; \
+     mv evil sub/.git && echo moved-in; ln -s \"$PWD/evil\" sub/.git && echo linked; \
+     rm link/.git && echo unlinked; echo done";
+
+/// The hooks [`PLANT`] goes for, as the project names them.
+const HOOKS: [&str; 3] = [".git/hooks", "sub/.git/hooks", "link/.git/hooks"];
+
+/// A project with `.git/hooks`, a `sub/` without `.git`, and a `link/.git` that is a symlink
+/// to `real/`.
+fn git_project(v: Variant) -> Scratch {
+    let s = Scratch::new("denyparent", v);
+    for d in [".git/hooks", "sub", "link", "real/hooks"] {
+        std::fs::create_dir_all(s.project.join(d)).unwrap();
+    }
+    std::fs::write(s.project.join(".git/config"), "").unwrap();
+    std::os::unix::fs::symlink("../real", s.project.join("link/.git")).unwrap();
+    s.chown(&s.project);
+    s
+}
+
+/// What [`PLANT`] must leave: every rename and link failed with EACCES, logged with the
+/// reason the denied path itself gets, and no hook anywhere.
+fn nothing_planted(s: &Scratch, out: &std::process::Output, log: &std::path::Path, reason: &str) {
+    let ctx = format!("{:?}, reason {reason}: {}", s.variant, stderr(out));
+    assert_eq!(stdout(out), "done\n", "{ctx}");
+    for refused in [
+        "mv: cannot move '.git' to '.gitx': Permission denied",
+        "mv: cannot move 'evil' to 'sub/.git': Permission denied",
+        "ln: failed to create symbolic link 'sub/.git': Permission denied",
+        "rm: cannot remove 'link/.git': Permission denied",
+    ] {
+        assert!(stderr(out).contains(refused), "{refused}: {ctx}");
+    }
+    assert!(s.project.join(".git/hooks").is_dir(), "{ctx}");
+    assert!(!s.project.join(".git/hooks/pre-commit").exists(), "{ctx}");
+    assert!(!s.project.join(".gitx").exists(), "{ctx}");
+    assert!(
+        std::fs::symlink_metadata(s.project.join("sub/.git")).is_err(),
+        "{ctx}"
+    );
+    assert!(s.project.join("link/.git").is_symlink(), "{ctx}");
+    let lines = s.log_lines(log);
+    for name in [".git", "sub/.git", "link/.git"] {
+        let path = s.project.join(name);
+        assert!(
+            lines.iter().any(|l| l["path"] == path.to_str().unwrap()
+                && l["decision"] == "deny"
+                && l["reason"] == reason),
+            "{name}: {ctx}: {lines:?}"
+        );
+    }
+}
+
+/// Issue 11: a denied path's parent moved away and back (`mv .git .gitx; echo evil >
+/// .gitx/hooks/pre-commit; mv .gitx .git`) planted the hook. Renaming, removing or linking
+/// over a parent of a denied path is denied in both modes, though the project allows it.
+#[test]
+fn parents_of_denied_paths_cannot_be_moved_away_and_back() {
+    for v in variants() {
+        for mode in MODES {
+            let s = git_project(v);
+            let log = s.root.join("w.jsonl");
+            let logf = format!("--log={}", log.display());
+            let mut flags = vec![mode, "--prompt=deny", &logf];
+            for hooks in HOOKS {
+                flags.extend(["--deny-path", hooks]);
+            }
+            let out = sh(&s, &flags, PLANT);
+            nothing_planted(&s, &out, &log, "policy");
+        }
+    }
+}
+
+/// The same with lasting "never" rules instead of `--deny-path`.
+#[test]
+fn parents_of_never_rules_cannot_be_moved_away_and_back() {
+    for v in variants() {
+        for mode in MODES {
+            let s = git_project(v);
+            for hooks in HOOKS {
+                let out = run(s.hallpass(["rules", "deny", hooks]));
+                assert!(out.status.success(), "{}", stderr(&out));
+            }
+            let log = s.root.join("w.jsonl");
+            let logf = format!("--log={}", log.display());
+            let out = sh(&s, &[mode, "--prompt=deny", &logf], PLANT);
+            nothing_planted(&s, &out, &log, "never");
+        }
+    }
+}
+
+/// And for hallpass's own configuration: neither `~/.config` nor the home holding it can be
+/// renamed, though `--allow-path` allows everything around them.
+#[test]
+fn parents_of_the_configuration_cannot_be_renamed() {
+    for v in variants() {
+        for mode in MODES {
+            let s = Scratch::new("protrename", v);
+            std::fs::create_dir_all(s.home.join(".config/hallpass")).unwrap();
+            s.chown(&s.home);
+            let log = s.root.join("w.jsonl");
+            let flags = [
+                mode,
+                "--prompt=deny",
+                &format!("--allow-path={}", s.root.display()),
+                &format!("--log={}", log.display()),
+            ];
+            let script = "mv ~/.config ~/.config.old && echo moved; \
+                          mv \"$HOME\" \"$HOME.old\" && echo moved-home; echo done";
+            let out = sh(&s, &flags, script);
+            let ctx = format!("{v:?} {mode}: {}", stderr(&out));
+            assert_eq!(stdout(&out), "done\n", "{ctx}");
+            let h = s.home.display();
+            for (from, to) in [
+                (format!("{h}/.config"), format!("{h}/.config.old")),
+                (format!("{h}"), format!("{h}.old")),
+            ] {
+                let refused = format!("mv: cannot move '{from}' to '{to}': Permission denied");
+                assert!(stderr(&out).contains(&refused), "{refused}: {ctx}");
+            }
+            assert!(s.home.join(".config/hallpass").is_dir(), "{ctx}");
+            let lines = s.log_lines(&log);
+            for p in [s.home.join(".config"), s.home.clone()] {
+                assert!(
+                    lines.iter().any(|l| l["path"] == p.to_str().unwrap()
+                        && l["decision"] == "deny"
+                        && l["reason"] == "protected"),
+                    "{}: {ctx}: {lines:?}",
+                    p.display()
+                );
+            }
+        }
+    }
+}
