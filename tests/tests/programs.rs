@@ -1,4 +1,4 @@
-//! Real programs under the real filter: git, tar and a shell, as root and as an unprivileged
+//! Real programs under the real filter: git, tar, a shell, Python and Node.js, as root and as an unprivileged
 //! user, with and without the Yama lending path.
 
 use hallpass_tests::*;
@@ -100,4 +100,70 @@ fn the_private_tmpdir_is_made_and_removed() {
         "{} was not removed",
         tmp.display()
     );
+}
+
+/// Python and Node.js do their usual work under the allowlist filter, in both modes: threads,
+/// subprocesses, a process pool, temporary files, SQLite, sockets, a worker thread. A syscall
+/// or ioctl the filter wrongly refuses shows up here as a failure.
+#[test]
+fn python_and_node_run_under_both_modes() {
+    let python = r#"
+import json, multiprocessing, os, socket, sqlite3, subprocess, tempfile, threading
+assert subprocess.run(["true"]).returncode == 0
+with tempfile.NamedTemporaryFile() as f:
+    f.write(b"x")
+db = sqlite3.connect("py.db")
+db.execute("create table if not exists t (x)")
+db.execute("insert into t values (1)")
+db.commit()
+a, b = socket.socketpair()
+a.send(b"hi")
+assert b.recv(2) == b"hi"
+t = threading.Thread(target=lambda: None)
+t.start()
+t.join()
+with multiprocessing.Pool(2) as p:
+    assert p.map(abs, [1, -2]) == [1, 2]
+os.isatty(0)
+print("python ok")
+"#;
+    let node = r#"
+const fs = require('fs');
+const { execSync } = require('child_process');
+const { Worker } = require('worker_threads');
+fs.writeFileSync('node.txt', 'x');
+fs.mkdirSync('nd', { recursive: true });
+fs.renameSync('node.txt', 'nd/node.txt');
+execSync('true');
+require('os').networkInterfaces();
+require('crypto').randomBytes(8);
+new Worker('require("worker_threads").parentPort.postMessage(1)', { eval: true })
+  .on('message', () => console.log('node ok'));
+"#;
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("py-node", v);
+        std::fs::write(s.project.join("t.py"), python).unwrap();
+        std::fs::write(s.project.join("t.js"), node).unwrap();
+        s.chown(&s.project);
+        for mode in ["--mode=lite", "--mode=strict"] {
+            // A process pool's semaphores are files in /dev/shm, outside the project.
+            let out = run(s.hallpass([
+                mode,
+                "--prompt=deny",
+                "--allow-path=/dev/shm",
+                "--",
+                "sh",
+                "-c",
+                "python3 t.py && node t.js",
+            ]));
+            assert_eq!(
+                stdout(&out),
+                "python ok\nnode ok\n",
+                "{v:?} {mode}: {}",
+                stderr(&out)
+            );
+            assert!(s.project.join("nd/node.txt").exists());
+            std::fs::remove_dir_all(s.project.join("nd")).unwrap();
+        }
+    }
 }
