@@ -201,7 +201,7 @@ fn a_supervised_process_cannot_answer_or_change_the_rules() {
             1,
             "{mode}: the question was answered from inside: {q2:?}"
         );
-        assert_eq!(q2[0]["id"], q[0]["id"]);
+        assert_eq!(q2[0]["id"], q[0]["id"], "{mode}: {q:?} then {q2:?}");
         assert!(!f.exists());
         assert!(!s.home.join(".config/hallpass/rules").exists());
         let out = run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
