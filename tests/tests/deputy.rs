@@ -16,6 +16,11 @@
 //! root read even from inside a domain (the daemon refuses it all the same: nothing under
 //! `/proc/PID` of a process outside the session). The command's own entries and a child's
 //! must still work, in every mode. As root and as the unprivileged user.
+//!
+//! The same holds for a Landlock domain the command makes for itself (a sandbox of its own,
+//! Codex's say): lite mode, which lets it be made, then performs nothing more for the
+//! session, so an `openat2` the domain forbids stays forbidden; strict mode refuses the
+//! domain (`ENOSYS`, documented).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -295,6 +300,140 @@ fn the_daemon_reaches_no_further_than_the_command() {
         println!("| {} |", r.join(" | "));
     }
     assert!(bad.is_empty(), "\n{}", bad.join("\n"));
+}
+
+#[test]
+fn a_landlock_domain_of_the_commands_own_binds_what_lite_mode_performs() {
+    let mut bad = Vec::new();
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let sc = Scratch::new("own-domain", v);
+        let f = sc.project.join("readable");
+        std::fs::write(&f, "text").unwrap();
+        sc.chown(&f);
+        let args = strings(&["own-domain", &f.display().to_string()]);
+        for (mode, want) in [
+            (Mode::Native, "refused 13"),
+            (Mode::Lite, "refused 13"),
+            // Refused as on a kernel without Landlock: strict mode performs every write.
+            (Mode::Strict, "no domain 38"),
+        ] {
+            let (verdict, how) = try_in(&sc, mode, &args);
+            println!(
+                "own Landlock domain, openat2 a file it forbids ({}, {mode:?}): {verdict}",
+                who(&v)
+            );
+            if verdict != want {
+                bad.push(format!(
+                    "{} ({mode:?}): {verdict}, not {want} ({how})",
+                    who(&v)
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "\n{}", bad.join("\n"));
+}
+
+/// Lite mode performs `openat2` only for a process with the daemon's credentials: not for one
+/// that dropped them under a root daemon, nor when the launcher lacks the daemon's groups (a
+/// daemon started before a group change). The kernel makes those, with the process's own.
+#[test]
+fn lite_mode_performs_nothing_with_rights_the_process_lacks() {
+    if !am_root() || uid_of(TEST_USER).is_none() {
+        eprintln!("SKIP: needs root and the user {TEST_USER}");
+        return;
+    }
+    let (uid, gid) = uid_of(TEST_USER).unwrap();
+    let mut bad = Vec::new();
+    // A root daemon, a process that drops to the user: root's file is not its to read.
+    let sc = Scratch::new("lite-creds", variants()[0]);
+    let secret = sc.project.join("root-only");
+    std::fs::write(&secret, "root's").unwrap();
+    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let script = format!(
+        "setpriv --reuid={uid} --regid={gid} --clear-groups {} openat2-read {}",
+        bin("hp-race").display(),
+        secret.display()
+    );
+    let out = run(sc.hallpass(["--mode=lite", "--prompt=allow", "--", "sh", "-c", &script]));
+    if stdout(&out).trim() != "refused 13" {
+        bad.push(format!(
+            "a process that dropped root's rights read root's file: {} {}",
+            stdout(&out).trim(),
+            stderr(&out).trim()
+        ));
+    }
+    // A daemon of the user with a group its launcher lacks.
+    const GROUP: u32 = 54_321;
+    let sc = Scratch::new(
+        "lite-groups",
+        Variant {
+            who: Who::Unprivileged { uid, gid },
+            lend: false,
+        },
+    );
+    let file = sc.project.join("group-only");
+    std::fs::write(&file, "the group's").unwrap();
+    std::os::unix::fs::chown(&file, Some(0), Some(GROUP)).unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+    let dir = sc.runtime.join("hallpass");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    sc.chown(&dir);
+    let mut daemon = std::process::Command::new("setpriv")
+        .arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={gid}"))
+        .arg(format!("--groups={GROUP}"))
+        .arg("--")
+        .arg(bin("hallpassd"))
+        .arg("--runtime-dir")
+        .arg(&dir)
+        .arg("--idle-exit")
+        .arg("60")
+        .env_clear()
+        .env("HOME", &sc.home)
+        .env("XDG_RUNTIME_DIR", &sc.runtime)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let up = wait_until(Duration::from_secs(20), || {
+        dir.join("control.sock").exists()
+    });
+    assert!(up, "hallpassd did not start");
+    let args = strings(&["openat2-read", &file.display().to_string()]);
+    for (mode, want) in [(Mode::Native, "refused 13"), (Mode::Lite, "refused 13")] {
+        let (verdict, how) = try_in(&sc, mode, &args);
+        if verdict != want {
+            bad.push(format!(
+                "the daemon's group ({mode:?}): {verdict}, not {want} ({how})"
+            ));
+        }
+    }
+    // Strict mode refuses such a session outright (it performs everything).
+    let out = run(sc.hallpass(["--mode=strict", "--prompt=allow", "--", "true"]));
+    if out.status.success() || !stderr(&out).contains("other user or group ids") {
+        bad.push(format!(
+            "strict mode took a launcher without the daemon's groups: {}",
+            stderr(&out).trim()
+        ));
+    }
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    assert!(bad.is_empty(), "\n{}", bad.join("\n"));
+}
+
+fn uid_of(user: &str) -> Option<(u32, u32)> {
+    let id = |flag: &str| {
+        let out = std::process::Command::new("id")
+            .arg(flag)
+            .arg(user)
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    };
+    Some((id("-u")?, id("-g")?))
 }
 
 /// What can be seen of a file from outside: size, mode and change time.

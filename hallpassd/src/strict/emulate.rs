@@ -213,6 +213,8 @@ fn prepare_inner(
         Kind::Seccomp { .. } => return Ok(Prepared::Fail(libc::EBUSY)),
         Kind::Namespaces { .. } => return Ok(Prepared::Fail(libc::EPERM)),
         Kind::RefuseStrict(e) => return Ok(Prepared::Fail(e)),
+        // The filter refuses it in strict mode; lite mode takes note before it gets here.
+        Kind::OwnDomain => return Ok(Prepared::Fail(libc::ENOSYS)),
         _ => {}
     }
     // The dirfd and path arguments, legacy calls relative to the cwd.

@@ -69,6 +69,11 @@
 //!   O_RDWR (written and read back), chmod of /proc/CHILD/cwd/FILE (FILE: a file in the
 //!   cwd), /proc/CHILD/fd/N of FILE reopened for writing. Prints `own ok`, or
 //!   `own failed: STEPS`.
+//! - `openat2-read FILE`: openat2 FILE read-only and read it (FILE is one we may not read).
+//!   An escape is FILE read.
+//! - `own-domain FILE`: make a Landlock domain of our own in which no file may be read, then
+//!   openat2 FILE read-only and read it. An escape is FILE's text read; `no domain ERRNO`
+//!   when the domain could not be made (strict mode refuses it).
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -1176,6 +1181,75 @@ fn landlock() {
     eprintln!("hp-race: landlock: ABI {abi}");
 }
 
+fn openat2_read(file: &Path) {
+    let fd = openat2(AT_FDCWD, &c(file), RD);
+    let got = if fd >= 0 { read_all(fd) } else { Err(fd) };
+    eprintln!(
+        "hp-race: openat2 FILE {}, read {}",
+        step(fd),
+        got.as_ref()
+            .map_or_else(|e| step(*e), |b| format!("{} bytes", b.len()))
+    );
+    if got.is_ok_and(|b| !b.is_empty()) {
+        println!("attempts 1 escapes 1");
+    } else if fd < 0 {
+        println!("refused {}", -fd);
+    } else {
+        println!("attempts 1 escapes 0");
+    }
+}
+
+/// Makes a Landlock domain that handles reading files and allows it nowhere, then tries to
+/// read `file` with openat2 (which lite mode's daemon performs).
+fn own_domain(file: &Path) {
+    #[repr(C)]
+    struct RulesetAttr {
+        fs: u64,
+        net: u64,
+        scoped: u64,
+    }
+    const READ_FILE: u64 = 1 << 2;
+    let text = std::fs::read(file).unwrap_or_else(|e| die(&format!("{}: {e}", file.display())));
+    let attr = RulesetAttr {
+        fs: READ_FILE,
+        net: 0,
+        scoped: 0,
+    };
+    let rs = sys!(
+        libc::SYS_landlock_create_ruleset,
+        &attr as *const RulesetAttr,
+        std::mem::size_of::<RulesetAttr>(),
+        0
+    );
+    sys!(libc::SYS_prctl, libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    let r = if rs >= 0 {
+        sys!(libc::SYS_landlock_restrict_self, rs, 0)
+    } else {
+        rs
+    };
+    close(rs);
+    if r < 0 {
+        eprintln!("hp-race: landlock_restrict_self {}", step(r));
+        println!("no domain {}", -r);
+        return;
+    }
+    let fd = openat2(AT_FDCWD, &c(file), RD);
+    let got = if fd >= 0 { read_all(fd) } else { Err(fd) };
+    eprintln!(
+        "hp-race: landlock_restrict_self ok, openat2 FILE {}, read {}",
+        step(fd),
+        got.as_ref()
+            .map_or_else(|e| step(*e), |b| format!("{} bytes", b.len()))
+    );
+    if got.is_ok_and(|b| b == text) {
+        println!("attempts 1 escapes 1");
+    } else if fd < 0 {
+        println!("refused {}", -fd);
+    } else {
+        println!("attempts 1 escapes 0");
+    }
+}
+
 /// `struct open_how` (include/uapi/linux/openat2.h).
 #[repr(C)]
 struct OpenHow {
@@ -1558,6 +1632,8 @@ fn main() {
         "proc-path" => proc_path(&arg(2), &arg(3), &arg(4), &path(5)),
         "proc-fd" => proc_fd(&arg(2), &arg(3), &path(4)),
         "proc-own" => proc_own(&path(2)),
+        "own-domain" => own_domain(&path(2)),
+        "openat2-read" => openat2_read(&path(2)),
         other => die(&format!("unknown command {other}")),
     }
 }
