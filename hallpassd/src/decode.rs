@@ -180,6 +180,8 @@ impl Decoder {
             Kind::Seccomp { .. } => Ok(Op::Refuse(libc::EBUSY)),
             Kind::Namespaces { .. } => Ok(Op::Refuse(libc::EPERM)),
             Kind::RefuseStrict(e) => Ok(Op::Refuse(e)),
+            // Lite mode's: the session takes note before it decodes anything.
+            Kind::OwnDomain => Ok(Op::Pass { exec: false }),
         }
     }
 }

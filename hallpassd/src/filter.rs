@@ -71,6 +71,10 @@ fn route(kind: Kind, opts: Options) -> Route {
         Kind::FdMeta { .. } => Route::Allow,
         Kind::Namespaces { .. } if strict => Route::Check,
         Kind::RefuseStrict(e) if strict => Route::Errno(e),
+        // A Landlock domain of the process's own: refused in strict mode, reported in lite
+        // mode (the daemon then stops performing for the session).
+        Kind::OwnDomain if strict => Route::Errno(libc::ENOSYS),
+        Kind::OwnDomain => Route::Notify,
         Kind::Namespaces { .. } | Kind::RefuseStrict(_) => Route::Allow,
         Kind::Refuse(e) => Route::Errno(e),
         Kind::Exec if opts.report_exec => Route::Notify,
@@ -567,12 +571,23 @@ mod tests {
     fn new_user_and_mount_namespaces_are_refused_in_strict_mode() {
         let eperm = SECCOMP_RET_ERRNO | libc::EPERM as u32;
         for arch in [Arch::X86_64, Arch::Aarch64] {
-            for name in ["clone", "unshare", "clone3", "landlock_restrict_self"] {
+            for name in ["clone", "unshare", "clone3"] {
                 assert_eq!(
                     decide(arch, Coverage::Lite, name, [0x1000_0000, 0, 0, 0, 0, 0]),
                     SECCOMP_RET_ALLOW
                 );
             }
+            // Lite mode lets a process make a Landlock domain of its own, but hears of it:
+            // it must stop performing for the session.
+            assert_eq!(
+                decide(
+                    arch,
+                    Coverage::Lite,
+                    "landlock_restrict_self",
+                    [3, 0, 0, 0, 0, 0]
+                ),
+                SECCOMP_RET_USER_NOTIF
+            );
             for cov in [Coverage::Strict] {
                 for name in ["clone", "unshare"] {
                     for (flags, want) in [

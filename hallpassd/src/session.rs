@@ -83,6 +83,11 @@ pub struct Pending {
     pub resumed: bool,
     /// Strict mode: the daemon performs each write itself.
     pub strict: bool,
+    /// The launcher has the daemon's credentials (a root daemon checks each process
+    /// instead), so the daemon may perform for the session's processes: always in strict
+    /// mode, which needs it; in lite mode, without it, binds and `openat2` are left to the
+    /// kernel as they were.
+    pub performs: bool,
     /// The session's terminals, as the launcher named them.
     pub ttys: Vec<PathBuf>,
 }
@@ -156,7 +161,7 @@ pub fn open(
     if strict {
         strict_kernel()?;
     }
-    same_world(launcher_pid, strict)?;
+    let performs = same_world(launcher_pid, strict)?;
     let home = PathBuf::from(&req.home);
     let mut prot = PathSet::default();
     // hallpass's configuration and units, both as the launcher's $HOME names them and as
@@ -261,6 +266,7 @@ pub fn open(
         home,
         resumed,
         strict,
+        performs,
         ttys: req.tty_paths.iter().filter_map(|t| canon(t).ok()).collect(),
     })
 }
@@ -268,7 +274,9 @@ pub fn open(
 /// The launcher must see the files as the daemon does: paths are decided in the daemon's
 /// mount namespace and root. In strict mode it must also have the daemon's credentials,
 /// which the daemon writes with (a daemon started before a group change has other groups).
-fn same_world(launcher: i32, strict: bool) -> Result<(), SetupError> {
+/// Whether it has them (a root daemon checks each process instead): lite mode performs
+/// binds and `openat2` only then, never with groups the command lacks.
+fn same_world(launcher: i32, strict: bool) -> Result<bool, SetupError> {
     let ns = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/mnt")).ok();
     let root = |pid: &str| {
         use std::os::unix::fs::MetadataExt;
@@ -285,7 +293,7 @@ fn same_world(launcher: i32, strict: bool) -> Result<(), SetupError> {
             "hallpass runs in another mount namespace or root than hallpassd (a container or sandbox?): start it where the daemon runs, or give it a daemon of its own there (another XDG_RUNTIME_DIR)".into(),
         ));
     }
-    if strict && !nix::unistd::geteuid().is_root() {
+    if !nix::unistd::geteuid().is_root() {
         let ids = |pid: &str| {
             let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
             let f = |k: &str| {
@@ -296,12 +304,15 @@ fn same_world(launcher: i32, strict: bool) -> Result<(), SetupError> {
             Some((f("Uid:")?, f("Gid:")?, f("Groups:").unwrap_or_default()))
         };
         if ids(&l).is_none() || ids(&l) != ids("self") {
+            if !strict {
+                return Ok(false);
+            }
             return Err(SetupError::Refused(
                 "--mode=strict: hallpass runs with other user or group ids than hallpassd (started before a group change?): restart hallpassd (`systemctl --user restart hallpassd`, or kill it)".into(),
             ));
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Strict mode answers opens with the descriptor itself, in one step with the answer
@@ -565,6 +576,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         home,
         resumed: _,
         strict,
+        performs,
         ttys,
     } = p;
     // Cheaper wake-ups where the kernel has them (6.6); harmless to lack.
@@ -589,6 +601,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         lender: ControlLender(control),
         roots: None,
         strict,
+        performs,
         failing: false,
         warned_credentials: false,
     };
@@ -605,6 +618,9 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         }
     }
     if a.resume {
+        // The daemon that died may have heard of a Landlock domain of the command's own
+        // (see `handle`): lite mode performs nothing more for this session.
+        s.performs &= strict;
         s.recover();
     }
     s.run(control);
@@ -639,6 +655,8 @@ struct Supervisor<'a> {
     roots: Option<Roots>,
     /// Strict mode: every write is performed by the daemon.
     strict: bool,
+    /// The launcher has the daemon's credentials: lite mode may perform.
+    performs: bool,
     /// A strict session that cannot perform anything: every notification fails.
     failing: bool,
     /// Said once: a process with other credentials than the daemon's.
@@ -713,18 +731,37 @@ impl Supervisor<'_> {
         if self.strict {
             return self.handle_strict(listener, n);
         }
+        let kind = self.decoder.syscall(n).map(|sc| sc.kind);
+        if matches!(kind, Some(crate::syscalls::Kind::OwnDomain)) {
+            // A process makes a Landlock domain of its own (a sandbox: Codex's, say). It
+            // binds the process, not the daemon: nothing more is performed for the session,
+            // or an openat2 or bind would escape it. The kernel makes them again, within the
+            // domain. Noted before the domain is made, so nothing slips in between.
+            if self.performs {
+                self.performs = false;
+                eprintln!(
+                    "hallpassd: session {}: pid {tid} makes a Landlock domain of its own: its binds and openat2 are left to the kernel from now on",
+                    info.id
+                );
+            }
+            info.passed.fetch_add(1, Ordering::Relaxed);
+            let _ = seccomp::send(listener, n.id, Reply::Continue);
+            return;
+        }
         // Lite mode performs binds and openat2 too, as strict mode does: they are rare, and
         // their arguments are in memory the kernel would read again (an abstract address
         // swapped for a path, read-only flags for writing ones, would write unchecked). Not
-        // for a process with other credentials than a root daemon's, which must not act with
-        // the daemon's power: those the kernel makes, as before.
-        let in_memory = self.decoder.syscall(n).is_some_and(|sc| {
-            matches!(
-                sc.kind,
-                crate::syscalls::Kind::Bind { .. } | crate::syscalls::Kind::Openat2 { .. }
-            )
-        });
-        if in_memory && self.roots.is_some() && crate::strict::creds::same_credentials(tid).is_ok()
+        // for a process with other credentials than the daemon's (a root daemon's process
+        // that dropped them, a launcher with other groups), which must not act with the
+        // daemon's power: those the kernel makes, as before.
+        let in_memory = matches!(
+            kind,
+            Some(crate::syscalls::Kind::Bind { .. } | crate::syscalls::Kind::Openat2 { .. })
+        );
+        if in_memory
+            && self.performs
+            && self.roots.is_some()
+            && crate::strict::creds::same_credentials(tid).is_ok()
         {
             return self.handle_strict(listener, n);
         }

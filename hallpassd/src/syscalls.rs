@@ -124,6 +124,11 @@ pub enum Kind {
     Namespaces { flags: u8 },
     /// Refused with this errno in strict mode only.
     RefuseStrict(i32),
+    /// `landlock_restrict_self`: a Landlock domain the process makes for itself binds it,
+    /// not the daemon, which performs for it. Refused (`ENOSYS`) in strict mode, which
+    /// performs everything; reported in lite mode, which then stops performing for the
+    /// session.
+    OwnDomain,
     /// Refused with this errno: what hallpass cannot supervise.
     Refuse(i32),
     /// `execve`, `execveat`: reported only when target memory is read through lent
@@ -594,13 +599,14 @@ pub static TABLE: &[Syscall] = &[
     // Its flags are in memory the filter cannot read; C libraries fall back to `clone`.
     sys("clone3", Some(435), Some(435), Kind::RefuseStrict(ENOSYS)),
     // A Landlock domain the command makes for itself would not bind the daemon, which
-    // performs its writes: refused as on a kernel without Landlock, so that programs that
-    // sandbox themselves on a best-effort basis go on (strict mode supervises them).
+    // performs its writes: refused in strict mode as on a kernel without Landlock, so that
+    // programs that sandbox themselves on a best-effort basis go on (strict mode supervises
+    // them); in lite mode the domain is made, and the daemon performs nothing more.
     sys(
         "landlock_restrict_self",
         Some(446),
         Some(446),
-        Kind::RefuseStrict(ENOSYS),
+        Kind::OwnDomain,
     ),
     sys("execve", Some(59), Some(221), Kind::Exec),
     sys("execveat", Some(322), Some(281), Kind::Exec),

@@ -215,6 +215,8 @@ fn prepare_inner(
         Kind::Seccomp { .. } => return Ok(Prepared::Fail(libc::EBUSY)),
         Kind::Namespaces { .. } => return Ok(Prepared::Fail(libc::EPERM)),
         Kind::RefuseStrict(e) => return Ok(Prepared::Fail(e)),
+        // The filter refuses it in strict mode; lite mode takes note before it gets here.
+        Kind::OwnDomain => return Ok(Prepared::Fail(libc::ENOSYS)),
         _ => {}
     }
     // The dirfd and path arguments, legacy calls relative to the cwd.
@@ -312,7 +314,7 @@ fn prepare_inner(
         "mkdir" | "mkdirat" => {
             let (d, p, mode) = pick(name == "mkdir", a, 1);
             let entry = parent(&mut w, t, d, p)?;
-            let paths = vec![entry_res(&entry, roots)?];
+            let paths = vec![entry_res(&entry, &w)?];
             write(
                 paths,
                 Action::Mkdir {
@@ -325,7 +327,7 @@ fn prepare_inner(
             let (d, p, mode) = pick(name == "mknod", a, 1);
             let dev = if name == "mknod" { a[2] } else { a[3] };
             let entry = parent(&mut w, t, d, p)?;
-            let paths = vec![entry_res(&entry, roots)?];
+            let paths = vec![entry_res(&entry, &w)?];
             write(
                 paths,
                 Action::Mknod {
@@ -345,7 +347,7 @@ fn prepare_inner(
                 return Err(Errno::EINVAL);
             }
             let entry = parent(&mut w, t, d, p)?;
-            let paths = vec![entry_res(&entry, roots)?];
+            let paths = vec![entry_res(&entry, &w)?];
             write(paths, Action::Unlink { entry, flags })
         }
         "rename" | "renameat" | "renameat2" => {
@@ -356,7 +358,7 @@ fn prepare_inner(
             };
             let from = parent(&mut w, t, d1, p1)?;
             let to = parent(&mut w, t, d2, p2)?;
-            let paths = vec![entry_res(&from, roots)?, entry_res(&to, roots)?];
+            let paths = vec![entry_res(&from, &w)?, entry_res(&to, &w)?];
             write(paths, Action::Rename { from, to, flags })
         }
         "link" | "linkat" => {
@@ -379,7 +381,7 @@ fn prepare_inner(
                 }
             };
             let to = parent(&mut w, t, d2, p2)?;
-            let paths = vec![obj_res(&from, roots)?, entry_res(&to, roots)?];
+            let paths = vec![obj_res(&from, &w)?, entry_res(&to, &w)?];
             write(paths, Action::Link { from, to, empty })
         }
         "symlink" | "symlinkat" => {
@@ -393,7 +395,7 @@ fn prepare_inner(
                 return Err(Errno::ENOENT);
             }
             let entry = parent(&mut w, t, d, p)?;
-            let paths = vec![entry_res(&entry, roots)?];
+            let paths = vec![entry_res(&entry, &w)?];
             let target = CString::new(text).map_err(|_| Errno::EINVAL)?;
             write(paths, Action::Symlink { target, entry })
         }
@@ -407,7 +409,7 @@ fn prepare_inner(
                 return Err(Errno::EINVAL);
             }
             let obj = object(&mut w, t, d, p, flags)?;
-            let paths = vec![obj_res(&obj, roots)?];
+            let paths = vec![obj_res(&obj, &w)?];
             write(paths, Action::Chmod { obj, mode })
         }
         "chown" | "lchown" | "fchownat" => {
@@ -420,7 +422,7 @@ fn prepare_inner(
                 return Err(Errno::EINVAL);
             }
             let obj = object(&mut w, t, d, p, flags)?;
-            let paths = vec![obj_res(&obj, roots)?];
+            let paths = vec![obj_res(&obj, &w)?];
             write(
                 paths,
                 Action::Chown {
@@ -436,7 +438,7 @@ fn prepare_inner(
                 Obj::Held(fd) => fd,
                 Obj::Entry(_) => unreachable!("followed"),
             };
-            let paths = vec![held_res(&obj, roots)?];
+            let paths = vec![held_res(&obj, &w)?];
             write(paths, Action::Truncate { obj, len })
         }
         "utime" | "utimes" | "futimesat" | "utimensat" => {
@@ -460,7 +462,7 @@ fn prepare_inner(
             } else {
                 object(&mut w, t, d, p, flags)?
             };
-            let paths = vec![obj_res(&obj, roots)?];
+            let paths = vec![obj_res(&obj, &w)?];
             write(paths, Action::Times { obj, times })
         }
         "setxattr" | "lsetxattr" | "setxattrat" => {
@@ -507,7 +509,7 @@ fn prepare_inner(
                     .map_err(read_err)?;
             }
             let obj = object_as(&mut w, t, d, p, flags, true)?;
-            let paths = vec![obj_res(&obj, roots)?];
+            let paths = vec![obj_res(&obj, &w)?];
             write(
                 paths,
                 Action::SetXattr {
@@ -529,12 +531,12 @@ fn prepare_inner(
             }
             let xname = read_xattr_name(t, name_ptr)?;
             let obj = object_as(&mut w, t, d, p, flags, name == "removexattrat")?;
-            let paths = vec![obj_res(&obj, roots)?];
+            let paths = vec![obj_res(&obj, &w)?];
             write(paths, Action::RemoveXattr { obj, name: xname })
         }
         "fchmod" | "fchown" | "fsetxattr" | "fremovexattr" => {
             let fd = fd_object(&w, t, at(0))?;
-            let paths = vec![held_res(&fd, roots)?];
+            let paths = vec![held_res(&fd, &w)?];
             let obj = Obj::Held(fd);
             let action = match name {
                 "fchmod" => Action::Chmod {
@@ -586,7 +588,7 @@ fn prepare_inner(
                 return Err(Errno::EOPNOTSUPP);
             }
             let fd = take_fd(t, at(0))?;
-            let paths = vec![held_res(&fd, roots)?];
+            let paths = vec![held_res(&fd, &w)?];
             let arg = match cmd {
                 FICLONE => Arg::Fd(take_fd(t, a[2] as i32)?),
                 FICLONERANGE => {
@@ -634,7 +636,7 @@ fn prepare_inner(
             };
             let start = start_for(&w, libc::AT_FDCWD, &path)?;
             let entry = w.parent(start, &path)?;
-            let paths = vec![entry_res(&entry, roots)?];
+            let paths = vec![entry_res(&entry, &w)?];
             write(
                 paths,
                 Action::Bind {
@@ -656,7 +658,7 @@ fn prepare_inner(
                 .read_exact(t.tid, a[2], &mut attr, t.lender)
                 .map_err(read_err)?;
             let obj = object(&mut w, t, d, p, flags)?;
-            let paths = vec![obj_res(&obj, roots)?];
+            let paths = vec![obj_res(&obj, &w)?];
             write(paths, Action::FileSetattr { obj, attr, size })
         }
         _ => Err(Errno::ENOSYS),
@@ -834,16 +836,19 @@ fn take_fd(t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
     }
 }
 
-fn entry_res(e: &Entry, roots: &Roots) -> Sys<Resolved> {
-    match walk::entry_path(e, roots)? {
+/// What an entry is for the policy, if the process may reach it (see [`Walker::entry_path`]).
+fn entry_res(e: &Entry, w: &Walker) -> Sys<Resolved> {
+    match w.entry_path(e)? {
         Some(p) => Ok(Resolved::Path(p)),
         // A directory always has a path; one that does not cannot be decided on.
         None => Err(Errno::EACCES),
     }
 }
 
-fn held_res(fd: &OwnedFd, roots: &Roots) -> Sys<Resolved> {
-    Ok(match walk::checked_path_of(fd.as_fd(), roots)? {
+/// What a held object is for the policy, if the process may reach it (see
+/// [`Walker::held_path`]).
+fn held_res(fd: &OwnedFd, w: &Walker) -> Sys<Resolved> {
+    Ok(match w.held_path(fd.as_fd())? {
         Some(p) => Resolved::Path(p),
         None => {
             let link =
@@ -853,10 +858,10 @@ fn held_res(fd: &OwnedFd, roots: &Roots) -> Sys<Resolved> {
     })
 }
 
-fn obj_res(o: &Obj, roots: &Roots) -> Sys<Resolved> {
+fn obj_res(o: &Obj, w: &Walker) -> Sys<Resolved> {
     match o {
-        Obj::Held(fd) => held_res(fd, roots),
-        Obj::Entry(e) => entry_res(e, roots),
+        Obj::Held(fd) => held_res(fd, w),
+        Obj::Entry(e) => entry_res(e, w),
     }
 }
 
@@ -904,7 +909,7 @@ fn open(
     if flags & O_TMPFILE != 0 {
         // The path names the directory the file is made in.
         let dir = w.object(start, path, flags & libc::O_NOFOLLOW == 0)?;
-        let paths = vec![held_res(&dir, w.roots())?];
+        let paths = vec![held_res(&dir, w)?];
         return write(
             paths,
             Action::Reopen {
@@ -930,7 +935,7 @@ fn open(
                     if fsops::fstat(obj.as_fd()).is_ok_and(|st| is_dev_tty(&st)) {
                         return tty(t, flags, mode, name);
                     }
-                    let paths = vec![held_res(&obj, w.roots())?];
+                    let paths = vec![held_res(&obj, w)?];
                     return write(paths, Action::Reopen { obj, flags, mode });
                 }
             },
@@ -942,7 +947,7 @@ fn open(
     {
         return tty(t, flags, mode, name);
     }
-    let paths = vec![entry_res(&entry, w.roots())?];
+    let paths = vec![entry_res(&entry, w)?];
     write(
         paths,
         Action::Open {

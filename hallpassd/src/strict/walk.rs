@@ -8,6 +8,15 @@
 //! `cwd`, `root`) are followed by the kernel, which gives the very object the target's
 //! descriptor names. The root is the daemon's `/`, which is the target's: the filter refuses
 //! `chroot`, `pivot_root`, `setns`, mounts and new mount namespaces.
+//!
+//! The daemon looks up and acts with its own rights, which are the target's but for one
+//! thing: the target runs in the session's Landlock domain, which keeps it from reaching
+//! into processes outside the session (their memory, environment, descriptors, cwd and
+//! root: everything behind a ptrace check). So nothing under `/proc/PID` of a process
+//! outside the session is the target's to reach through the daemon: not its magic links
+//! (never followed), not its files (never opened, nor acted on). Only its `/proc/PID`
+//! directory itself is, as natively. A proc file system the daemon cannot place (one
+//! mounted elsewhere than `/proc`) is refused whole. `EACCES`, as the kernel says.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -56,6 +65,17 @@ impl Who {
         }
         self.tgid.get()
     }
+
+    /// Whether the `/proc/PID` entries of process (or thread) `pid` are the target's to
+    /// reach: its own thread group's, or a process of the session's (a descendant of its
+    /// first process), which share its Landlock domain.
+    pub fn reaches(&self, pid: i32) -> bool {
+        if pid == self.tid || pid == self.tgid() {
+            return true;
+        }
+        let group = crate::resolve::tgid_of(pid).unwrap_or(pid);
+        group == self.tgid() || crate::resolve::descends_from(group, self.session)
+    }
 }
 
 /// A directory held, and the name of the last component in it as written (trailing slashes
@@ -91,11 +111,13 @@ pub struct Rules {
 }
 
 /// What every lookup of a session starts from, opened once: the root, and `/proc`'s device
-/// and inode (a walk that steps into `/proc` takes `self` for the target).
+/// and inode (a walk that steps into `/proc` takes `self` for the target) and the name the
+/// kernel gives it (where its entries are placed).
 pub struct Roots {
     root: OwnedFd,
     proc_dev: u64,
     proc_ino: u64,
+    proc_path: PathBuf,
     /// `fs.protected_symlinks` is on (the default of most distributions).
     protected_symlinks: bool,
 }
@@ -105,12 +127,14 @@ impl Roots {
         let root = fsops::open_path(None, c"/", false)?;
         let proc = fsops::open_path(None, c"/proc", false)?;
         let st = fsops::fstat(proc.as_fd())?;
+        let proc_path = path_of(proc.as_fd())?.ok_or(Errno::ENOENT)?;
         let protected_symlinks = std::fs::read_to_string("/proc/sys/fs/protected_symlinks")
             .map_or(true, |v| v.trim() != "0");
         Ok(Roots {
             root,
             proc_dev: st.st_dev,
             proc_ino: st.st_ino,
+            proc_path,
             protected_symlinks,
         })
     }
@@ -119,6 +143,65 @@ impl Roots {
     pub fn root(&self) -> Sys<OwnedFd> {
         dup(&self.root)
     }
+
+    /// Where object `fd` (device `dev`, named `path` as checked) is, for reach.
+    fn place(&self, fd: BorrowedFd<'_>, path: &std::path::Path, dev: u64) -> Sys<Place> {
+        if dev != self.proc_dev {
+            return Ok(if self.other_proc(fd, dev)? {
+                Place::Unknown
+            } else {
+                Place::Elsewhere
+            });
+        }
+        // The kernel names an object of this proc file system by the mount it was reached
+        // through: `/proc/...`, or another place it is bound to, which cannot be told apart.
+        let Ok(rest) = path.strip_prefix(&self.proc_path) else {
+            return Ok(Place::Unknown);
+        };
+        let mut c = rest.components();
+        let Some(first) = c.next() else {
+            return Ok(Place::Proc);
+        };
+        let first = first.as_os_str().as_bytes();
+        if !first.first().is_some_and(u8::is_ascii_digit) {
+            return Ok(Place::Proc);
+        }
+        // A process's directory; one named otherwise (`123 (deleted)`: it died) is not
+        // placed.
+        match std::str::from_utf8(first)
+            .ok()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            Some(n) => Ok(Place::Pid {
+                pid: n.parse().map_err(|_| Errno::EACCES)?,
+                top: c.next().is_none(),
+            }),
+            None => Ok(Place::Unknown),
+        }
+    }
+
+    /// Whether `fd`, on device `dev`, is on a proc file system other than `/proc`'s (one
+    /// mounted elsewhere, a container's). Asked only of anonymous devices, where every
+    /// instance of procfs is.
+    fn other_proc(&self, fd: BorrowedFd<'_>, dev: u64) -> Sys<bool> {
+        if dev == self.proc_dev || libc::major(dev) != 0 {
+            return Ok(false);
+        }
+        fsops::is_procfs(fd)
+    }
+}
+
+/// Where an object is, as far as reach goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// Not on a proc file system.
+    Elsewhere,
+    /// On `/proc`, not under a process's directory (`/proc` itself, `/proc/sys/...`).
+    Proc,
+    /// `/proc/PID` itself (`top`) or something under it.
+    Pid { pid: i32, top: bool },
+    /// On a proc file system the daemon cannot place: refused.
+    Unknown,
 }
 
 /// A lookup for one target.
@@ -323,13 +406,16 @@ impl<'r> Walker<'r> {
                 }
                 if !in_proc_root {
                     // A magic link: the kernel follows it to the object itself.
-                    if self.rules.resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS) != 0 {
-                        return Err(Errno::ELOOP);
+                    if let Some(obj) = self.magic(&cur, &name)? {
+                        let st = fsops::fstat(obj.as_fd())?;
+                        return self.enter_dir(obj, &st);
                     }
-                    let obj = self.magic(&cur, &name)?;
-                    let st = fsops::fstat(obj.as_fd())?;
-                    return self.enter_dir(obj, &st);
                 }
+            }
+            if self.roots.other_proc(fd.as_fd(), st.st_dev)? {
+                // A link of a proc file system the daemon cannot place: perhaps another
+                // process's magic link, which it would follow with its own rights.
+                return Err(Errno::EACCES);
             }
             self.may_follow(&cur, &st)?;
             let text = fsops::readlinkat(fd.as_fd(), c"")?;
@@ -366,27 +452,80 @@ impl<'r> Walker<'r> {
         }
     }
 
-    /// Follows the magic link `name` in the `/proc` directory `dir`. What is not a file (a
-    /// pipe, a socket) may be reopened only from the writer's own entries or those of its
-    /// session: another process's (the launcher's journal, the daemon's sockets) is not the
-    /// writer's to reach into.
-    fn magic(&mut self, dir: &OwnedFd, name: &CString) -> Sys<OwnedFd> {
-        self.count_link()?;
-        let obj = fsops::open_path(Some(dir.as_fd()), name, false)?;
-        if path_of(obj.as_fd())?.is_none() {
-            let owner = path_of(dir.as_fd())?
-                .as_deref()
-                .and_then(crate::resolve::proc_pid);
-            let ok = owner.is_some_and(|pid| {
-                pid == self.who.tgid()
-                    || pid == self.who.tid
-                    || crate::resolve::descends_from(pid, self.who.session)
-            });
-            if !ok {
-                return Err(Errno::EACCES);
-            }
+    /// Follows the magic link `name` in the `/proc` directory `dir`: only the writer's own
+    /// (`fd/N`, `cwd`, `root`, `exe`, `map_files/...`) or those of a process of its session.
+    /// Another process's (the user's shell, the launcher, the daemon, a root daemon's) the
+    /// kernel would follow for the daemon, not for the writer: whatever it leads to, a file,
+    /// a directory, a pipe or socket, is not the writer's to reach. Decided before the link
+    /// is followed, on the checked name of its directory. `None` for a plain symlink of
+    /// `/proc`, outside any process's directory: followed by its text, as any other.
+    fn magic(&mut self, dir: &OwnedFd, name: &CString) -> Sys<Option<OwnedFd>> {
+        if self.rules.resolve & RESOLVE_NO_SYMLINKS != 0 {
+            return Err(Errno::ELOOP);
         }
-        Ok(obj)
+        let (path, dev) = checked(dir.as_fd(), self.roots)?.ok_or(Errno::EACCES)?;
+        match self.roots.place(dir.as_fd(), &path, dev)? {
+            Place::Pid { pid, .. } if self.who.reaches(pid) => {}
+            Place::Proc => return Ok(None),
+            Place::Pid { .. } | Place::Elsewhere | Place::Unknown => return Err(Errno::EACCES),
+        }
+        // As the kernel, which refuses a magic link once it may follow it.
+        if self.rules.resolve & RESOLVE_NO_MAGICLINKS != 0 {
+            return Err(Errno::ELOOP);
+        }
+        self.count_link()?;
+        fsops::open_path(Some(dir.as_fd()), name, false).map(Some)
+    }
+
+    /// Whether the target may reach what `path` (checked, device `dev`) names: `under` it
+    /// (an entry in a directory) or the object itself. `EACCES` for what is under
+    /// `/proc/PID` of a process outside the session, or on a proc file system the daemon
+    /// cannot place.
+    fn may_reach(
+        &self,
+        fd: BorrowedFd<'_>,
+        path: &std::path::Path,
+        dev: u64,
+        under: bool,
+    ) -> Sys<()> {
+        match self.roots.place(fd, path, dev)? {
+            Place::Elsewhere | Place::Proc => Ok(()),
+            // The directory itself the target may open, as natively; not what is in it.
+            Place::Pid { top: true, .. } if !under => Ok(()),
+            Place::Pid { pid, .. } if self.who.reaches(pid) => Ok(()),
+            Place::Pid { .. } | Place::Unknown => Err(Errno::EACCES),
+        }
+    }
+
+    /// The decision path of an object the walk reached (checked, as [`checked_path_of`]),
+    /// if the target may reach it; `None` for what is not a file on disk.
+    pub fn held_path(&self, fd: BorrowedFd<'_>) -> Sys<Option<PathBuf>> {
+        let Some((path, dev)) = checked(fd, self.roots)? else {
+            return Ok(None);
+        };
+        self.may_reach(fd, &path, dev, false)?;
+        Ok(Some(path))
+    }
+
+    /// The decision path of `name` in directory `dir`, the directory's checked, if the
+    /// target may reach it.
+    pub fn entry_path(&self, e: &Entry) -> Sys<Option<PathBuf>> {
+        let Some((mut p, dev)) = checked(e.dir.as_fd(), self.roots)? else {
+            return Ok(None);
+        };
+        let bare = e.bare();
+        // `.` and `..` name the directory itself or its parent, not something in it.
+        let under = !matches!(bare, b"." | b".." | b"/");
+        self.may_reach(e.dir.as_fd(), &p, dev, under)?;
+        match bare {
+            b"/" => return Ok(Some(PathBuf::from("/"))),
+            b"." => {}
+            b".." => {
+                p.pop();
+            }
+            _ => p.push(std::ffi::OsStr::from_bytes(bare)),
+        }
+        Ok(Some(p))
     }
 
     fn enter_dir(&mut self, fd: OwnedFd, st: &libc::stat) -> Sys<OwnedFd> {
@@ -476,14 +615,15 @@ impl<'r> Walker<'r> {
                 return self.relink(e.dir, rest);
             }
             if st.st_dev == self.roots.proc_dev && !in_proc_root {
-                if self.rules.resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS) != 0 {
-                    return Err(Errno::ELOOP);
+                if let Some(obj) = self.magic(&e.dir, &name)? {
+                    if slash && !is_dir(&obj)? {
+                        return Err(Errno::ENOTDIR);
+                    }
+                    return Ok(Last::Object(obj));
                 }
-                let obj = self.magic(&e.dir, &name)?;
-                if slash && !is_dir(&obj)? {
-                    return Err(Errno::ENOTDIR);
-                }
-                return Ok(Last::Object(obj));
+            }
+            if self.roots.other_proc(fd.as_fd(), st.st_dev)? {
+                return Err(Errno::EACCES);
             }
             self.may_follow(&e.dir, &st)?;
             let mut text = fsops::readlinkat(fd.as_fd(), c"")?;
@@ -533,6 +673,11 @@ pub fn dup(fd: &OwnedFd) -> Sys<OwnedFd> {
 /// namespace. `EACCES` then. An unlinked object is checked by its directory's mount.
 /// `None` for what is not a file on disk (a pipe, socket, anonymous inode).
 pub fn checked_path_of(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>> {
+    Ok(checked(fd, roots)?.map(|(p, _)| p))
+}
+
+/// [`checked_path_of`], and the object's device.
+fn checked(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<(PathBuf, u64)>> {
     // Once more if it fails: an honest rename of a parent between reading the name and
     // looking it up again.
     match check_path(fd, roots) {
@@ -541,9 +686,9 @@ pub fn checked_path_of(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>
     }
 }
 
-fn check_path(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>> {
+fn check_path(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<(PathBuf, u64)>> {
     use std::os::unix::ffi::OsStrExt as _;
-    let Some((path, deleted)) = name_of(fd)? else {
+    let Some((path, deleted, dev)) = name_of(fd)? else {
         return Ok(None);
     };
     let held = fsops::identity(fd)?;
@@ -575,20 +720,21 @@ fn check_path(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>> {
     if !same {
         return Err(Errno::EACCES);
     }
-    Ok(Some(path))
+    Ok(Some((path, dev)))
 }
 
 /// The kernel's name for an object the daemon holds (`/proc/self/fd/N`), and whether it was
 /// unlinked (told by its link count, not by the " (deleted)" the name ends with, which a
 /// file may be called); `None` for what is not a file: a pipe, a socket, an anonymous inode,
-/// a memfd.
-fn name_of(fd: BorrowedFd<'_>) -> Sys<Option<(PathBuf, bool)>> {
+/// a memfd. With the object's device.
+fn name_of(fd: BorrowedFd<'_>) -> Sys<Option<(PathBuf, bool, u64)>> {
     let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
     let mut b = std::fs::read_link(link)
         .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?
         .into_os_string()
         .into_vec();
-    let unlinked = fsops::fstat(fd)?.st_nlink == 0;
+    let st = fsops::fstat(fd)?;
+    let unlinked = st.st_nlink == 0;
     let deleted = unlinked && b.ends_with(b" (deleted)");
     if b.first() != Some(&b'/') || (b.starts_with(b"/memfd:") && deleted) {
         return Ok(None);
@@ -599,13 +745,14 @@ fn name_of(fd: BorrowedFd<'_>) -> Sys<Option<(PathBuf, bool)>> {
     Ok(Some((
         PathBuf::from(std::ffi::OsString::from_vec(b)),
         deleted,
+        st.st_dev,
     )))
 }
 
 /// The path of an object the daemon holds, as the kernel names it (`/proc/self/fd/N`), not
 /// checked. `None` for what is not a file on disk (a pipe, socket, anonymous inode, memfd).
 pub fn path_of(fd: BorrowedFd<'_>) -> Sys<Option<PathBuf>> {
-    Ok(name_of(fd)?.map(|(p, _)| p))
+    Ok(name_of(fd)?.map(|(p, _, _)| p))
 }
 
 /// `/proc/self/fd/N` of a descriptor the daemon holds: a name for that very object in path
@@ -615,19 +762,102 @@ pub fn self_path(fd: BorrowedFd<'_>) -> CString {
     CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap()
 }
 
-/// The decision path of `name` in directory `dir`, the directory's checked.
-pub fn entry_path(e: &Entry, roots: &Roots) -> Sys<Option<PathBuf>> {
-    let Some(mut p) = checked_path_of(e.dir.as_fd(), roots)? else {
-        return Ok(None);
-    };
-    let bare = e.bare();
-    match bare {
-        b"/" => return Ok(Some(PathBuf::from("/"))),
-        b"." => {}
-        b".." => {
-            p.pop();
-        }
-        _ => p.push(std::ffi::OsStr::from_bytes(bare)),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(p: &str) -> OwnedFd {
+        fsops::open_path(None, &CString::new(p).unwrap(), true).unwrap()
     }
-    Ok(Some(p))
+
+    fn place(roots: &Roots, p: &str) -> Place {
+        let fd = open(p);
+        let (path, dev) = checked(fd.as_fd(), roots).unwrap().unwrap();
+        roots.place(fd.as_fd(), &path, dev).unwrap()
+    }
+
+    /// This process, the session's first: its own entries and its children's it reaches,
+    /// pid 1's (outside the session) it does not.
+    fn me() -> Who {
+        let pid = std::process::id() as i32;
+        Who::new(pid, pid)
+    }
+
+    #[test]
+    fn objects_are_placed() {
+        let roots = Roots::new().unwrap();
+        let me = std::process::id();
+        assert_eq!(place(&roots, "/"), Place::Elsewhere);
+        assert_eq!(place(&roots, "/proc"), Place::Proc);
+        assert_eq!(place(&roots, "/proc/sys/kernel"), Place::Proc);
+        let pid = me as i32;
+        assert_eq!(
+            place(&roots, &format!("/proc/{me}")),
+            Place::Pid { pid, top: true }
+        );
+        assert_eq!(
+            place(&roots, &format!("/proc/{me}/task/{me}/fd")),
+            Place::Pid { pid, top: false }
+        );
+    }
+
+    #[test]
+    fn nothing_under_proc_pid_of_a_process_outside_the_session() {
+        let roots = Roots::new().unwrap();
+        let who = me();
+        let w = Walker::new(who.clone(), Rules::default(), &roots);
+        let entry = |dir: &str, name: &str| Entry {
+            dir: open(dir),
+            name: CString::new(name).unwrap(),
+        };
+        // Pid 1 is no descendant of this process.
+        assert_eq!(
+            w.entry_path(&entry("/proc/1", "environ")).unwrap_err(),
+            Errno::EACCES
+        );
+        assert_eq!(
+            w.entry_path(&entry("/proc/1/task", "1")).unwrap_err(),
+            Errno::EACCES
+        );
+        // Its directory itself is another matter, as natively.
+        assert!(w.entry_path(&entry("/proc/1", ".")).is_ok());
+        assert!(w.held_path(open("/proc/1").as_fd()).is_ok());
+        assert_eq!(
+            w.held_path(open("/proc/1/environ").as_fd()).unwrap_err(),
+            Errno::EACCES
+        );
+        // Our own, and a child's.
+        let me = std::process::id();
+        assert!(w
+            .entry_path(&entry(&format!("/proc/{me}"), "environ"))
+            .is_ok());
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let c = child.id();
+        assert!(w
+            .entry_path(&entry(&format!("/proc/{c}"), "environ"))
+            .is_ok());
+        assert!(w.held_path(open(&format!("/proc/{c}/mem")).as_fd()).is_ok());
+        // Magic links: followed for us and our child, never for pid 1.
+        let mut w = Walker::new(who, Rules::default(), &roots);
+        assert!(w
+            .object(roots.root().unwrap(), b"/proc/self/cwd", true)
+            .is_ok());
+        let own = format!("/proc/{c}/cwd/.");
+        assert!(w
+            .object(roots.root().unwrap(), own.as_bytes(), true)
+            .is_ok());
+        for p in ["/proc/1/cwd", "/proc/1/root/etc", "/proc/1/task/1/fd/0"] {
+            assert_eq!(
+                w.object(roots.root().unwrap(), p.as_bytes(), true)
+                    .unwrap_err(),
+                Errno::EACCES,
+                "{p}"
+            );
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }

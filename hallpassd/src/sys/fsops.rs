@@ -76,6 +76,12 @@ pub fn fstat(fd: BorrowedFd<'_>) -> Sys<libc::stat> {
     Ok(st)
 }
 
+/// Whether `fd` is on a proc file system, any instance of it (`fstatfs`).
+pub fn is_procfs(fd: BorrowedFd<'_>) -> Sys<bool> {
+    let st = nix::sys::statfs::fstatfs(fd)?;
+    Ok(st.filesystem_type() == nix::sys::statfs::PROC_SUPER_MAGIC)
+}
+
 /// The mount id, device and inode of `fd` (`statx` with `STATX_MNT_ID`, Linux 5.8).
 pub fn identity(fd: BorrowedFd<'_>) -> Sys<(u64, u32, u32, u64)> {
     // SAFETY: an all-zero `struct statx` is a valid value; the kernel fills it.
