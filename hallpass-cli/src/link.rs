@@ -36,6 +36,9 @@ pub struct Registration {
     pub log: Option<File>,
     /// The command's first process.
     pub pid: i32,
+    /// Strict mode: the paths the command's Landlock domain may write; empty when it runs in
+    /// no such domain.
+    pub landlock: Vec<String>,
 }
 
 /// Makes the session journal: a memfd of the size the daemon expects, sealed at that size
@@ -118,6 +121,7 @@ pub fn attach(
         has_log: reg.log.is_some(),
         resume,
         has_journal: true,
+        landlock_paths: reg.landlock.clone(),
     };
     let mut fds = vec![reg.listener.as_fd(), reg.journal.as_fd()];
     if let Some(l) = &reg.log {

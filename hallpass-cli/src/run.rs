@@ -156,6 +156,12 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     if let Some(p) = &pty {
         prepared.on_terminal(p.follower.as_raw_fd());
     }
+    let landlock = prepared.allow_writes_beneath(&opened.landlock_paths);
+    if !opened.landlock_paths.is_empty() && landlock.is_empty() {
+        eprintln!(
+            "hallpass: strict mode without Landlock ABI 3 (Linux 6.2): the daemon performs every write itself, which is slower"
+        );
+    }
 
     launch::become_subreaper()
         .map_err(|e| Failure::new(format!("cannot become a child subreaper: {e}")))?;
@@ -192,10 +198,17 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
                 resume_tmpdir: opened.tmpdir.clone(),
                 ..open
             },
-            listener,
+            listener: listener.fd,
             journal,
             log,
             pid: child.pid,
+            // Only what the child really entered: the daemon leaves writes to the kernel on
+            // the strength of it.
+            landlock: if listener.write_domain {
+                landlock
+            } else {
+                Vec::new()
+            },
         };
         link::attach(&sock, opened.session_id, &reg, false)?;
         Ok(reg)

@@ -22,7 +22,7 @@ pub fn status(json: bool) -> Result<i32, Failure> {
                         "session": x.session_id, "argv": x.argv, "cwd": x.cwd, "launcher_pid": x.launcher_pid,
                         "pid": x.pid, "live": x.live, "notifications": x.notifications, "allowed": x.allowed,
                         "denied": x.denied, "passed": x.passed, "questions": x.questions, "age_secs": x.age_secs,
-                        "mode": mode_name(x.mode),
+                        "mode": mode_name(x.mode), "landlock": x.landlock,
                     })
                 })
                 .collect();
@@ -30,14 +30,18 @@ pub fn status(json: bool) -> Result<i32, Failure> {
         } else {
             println!("hallpassd {} (pid {}), {} sessions", s.version, s.pid, s.sessions.len());
             if !s.sessions.is_empty() {
-                println!("{:>4}  {:<5}  {:<6}  {:>7}  {:>8}  {:>8}  {:>7}  {:>5}  COMMAND", "ID", "STATE", "MODE", "PID", "NOTIFS", "ALLOWED", "DENIED", "ASKED");
+                println!("{:>4}  {:<5}  {:<7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>5}  COMMAND", "ID", "STATE", "MODE", "PID", "NOTIFS", "ALLOWED", "DENIED", "ASKED");
             }
+            let performs_all = |x: &hallpass_proto::SessionStatus| {
+                x.mode == EnforceMode::Strict as i32 && !x.landlock
+            };
             for x in &s.sessions {
+                let mode = if performs_all(x) { "strict*" } else { mode_name(x.mode) };
                 println!(
-                    "{:>4}  {:<5}  {:<6}  {:>7}  {:>8}  {:>8}  {:>7}  {:>5}  {}",
+                    "{:>4}  {:<5}  {:<7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>5}  {}",
                     x.session_id,
                     if x.live { "live" } else { "ended" },
-                    mode_name(x.mode),
+                    mode,
                     x.pid,
                     x.notifications,
                     x.allowed,
@@ -45,6 +49,9 @@ pub fn status(json: bool) -> Result<i32, Failure> {
                     x.questions,
                     x.argv.join(" ")
                 );
+            }
+            if s.sessions.iter().any(performs_all) {
+                println!("* strict mode without a Landlock domain (Linux 6.2 needed): the daemon performs every write, which is slower");
             }
         }
         Ok(0)

@@ -209,6 +209,7 @@ impl Hallpass for Api {
                 passed: s.passed.load(Ordering::Relaxed),
                 age_secs: s.started.elapsed().as_secs(),
                 questions: s.questions.load(Ordering::Relaxed),
+                landlock: s.landlock.load(Ordering::Relaxed),
             })
             .collect();
         Ok(Response::new(StatusReply {

@@ -250,6 +250,26 @@ impl Policy {
         self.decide_all(paths, answered)
     }
 
+    /// What a strict session's Landlock domain may write: the static allowlist (the implicit
+    /// directories and files, `--allow-path`), less every path with a protected or denied
+    /// path at, above or below it. Inside these the daemon lets the kernel make the writes it
+    /// allows, and the kernel refuses any that a race sends elsewhere; that is sound only if
+    /// everything the domain lets through is also what the policy allows, whatever the path.
+    /// A project holding a `--deny-path` is left out: its writes are performed instead.
+    pub fn landlock_roots(&self) -> Vec<PathBuf> {
+        let overlaps = |r: &Path| {
+            let set_overlaps = |s: &PathSet| s.covers(r) || s.holds(r);
+            set_overlaps(&self.protected) || set_overlaps(&self.denied)
+        };
+        self.implicit_dirs
+            .iter()
+            .chain(self.allowed.iter())
+            .chain(self.implicit_files.iter())
+            .filter(|r| !overlaps(r))
+            .cloned()
+            .collect()
+    }
+
     /// The decision for a syscall that writes several paths (a rename, a link): denied if any
     /// is denied, asked if any is asked, allowed only if all are. Returns the index of the path
     /// that decided, for the log.
@@ -292,6 +312,36 @@ mod tests {
             implicit_files: vec!["/dev/null".into(), "/dev/pts/3".into()],
             prompt,
         }
+    }
+
+    #[test]
+    fn landlock_roots_hold_no_denied_path() {
+        let p = policy(Prompt::Deny);
+        let roots: Vec<String> = p
+            .landlock_roots()
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect();
+        // The project holds `secret` (denied), and `secret/ok` lies below it: both left
+        // out. The rest of the static allowlist is in.
+        assert_eq!(
+            roots,
+            [
+                "/tmp/hallpass-1",
+                "/home/me/.cache/tool",
+                "/dev/null",
+                "/dev/pts/3"
+            ]
+        );
+        // A protected path above a root, or the root itself, leaves it out too.
+        let mut p = policy(Prompt::Deny);
+        p.protected.push("/tmp".into());
+        p.protected.push("/dev/null".into());
+        let roots = p.landlock_roots();
+        assert!(!roots
+            .iter()
+            .any(|r| r.starts_with("/tmp") || r == Path::new("/dev/null")));
+        assert!(roots.contains(&PathBuf::from("/home/me/.cache/tool")));
     }
 
     fn d(p: &Policy, path: &str) -> (Decision, Reason) {

@@ -160,6 +160,15 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default(),
         wait_killable: kernel_at_least(5, 19),
+        landlock_paths: if pending.strict {
+            let roots = pending.policy.landlock_roots();
+            roots
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect()
+        } else {
+            Vec::new()
+        },
     };
     // A session that could not start removes the TMPDIR made for it; a resumed one's is
     // still in use.
@@ -264,6 +273,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
             log,
             journal,
             resume: attach.resume,
+            landlock: attach.landlock_paths.iter().map(PathBuf::from).collect(),
         },
         &sock,
         state.questions.clone(),

@@ -55,6 +55,8 @@ pub struct Info {
     pub passed: AtomicU64,
     /// Questions asked (a write no rule decided, in `--prompt=ask`).
     pub questions: AtomicU64,
+    /// Strict mode: the command runs in a Landlock domain of the static allowlist.
+    pub landlock: AtomicBool,
 }
 
 /// Why a session could not be opened: one line for the user.
@@ -99,6 +101,9 @@ pub struct Attached {
     pub journal: Option<Journal>,
     /// Decide again what the journal held (a previous daemon died).
     pub resume: bool,
+    /// Strict mode: the paths the command's Landlock domain may write, as the launcher made
+    /// it (checked against the policy's [`Policy::landlock_roots`]).
+    pub landlock: Vec<PathBuf>,
 }
 
 /// Default length of a timed answer ([t]): 5 minutes.
@@ -245,6 +250,7 @@ pub fn open(
         denied: AtomicU64::new(0),
         passed: AtomicU64::new(0),
         questions: AtomicU64::new(0),
+        landlock: AtomicBool::new(false),
     };
     let policy = Policy {
         protected: prot,
@@ -459,6 +465,9 @@ pub struct Shared {
     waiting: std::sync::atomic::AtomicUsize,
     /// The session's terminals.
     ttys: Vec<PathBuf>,
+    /// Strict mode: what the command's Landlock domain lets it write. The kernel makes the
+    /// writes the policy allows inside it; the daemon performs the rest.
+    landlock: PathSet,
 }
 
 impl Shared {
@@ -581,6 +590,15 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
     } = p;
     // Cheaper wake-ups where the kernel has them (6.6); harmless to lack.
     let _ = seccomp::set_sync_wake_up(a.listener.as_fd());
+    // Only what the policy itself would give the domain: a launcher's word cannot widen it.
+    let roots = policy.landlock_roots();
+    let landlock = PathSet::new(
+        a.landlock
+            .into_iter()
+            .filter(|p| strict && roots.contains(p)),
+    );
+    info.landlock
+        .store(landlock.iter().next().is_some(), Ordering::Relaxed);
     let shared = Arc::new(Shared {
         info: info.clone(),
         policy,
@@ -592,6 +610,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         journal: a.journal,
         waiting: std::sync::atomic::AtomicUsize::new(0),
         ttys,
+        landlock,
     });
     let mut s = Supervisor {
         shared: shared.clone(),
@@ -957,6 +976,66 @@ impl Supervisor<'_> {
         true
     }
 
+    /// Strict mode in a Landlock domain: a write the policy allows by a static rule (the
+    /// project, `$TMPDIR`, the devices and terminal, `--allow-path`) inside what the domain
+    /// lets the command write is left to the kernel, which makes it natively, with the
+    /// process's own credentials. The path was read once, as lite mode reads it; if the
+    /// process changes what it names before the kernel reads it again, the kernel checks the
+    /// object it reaches against the domain, which holds nothing the policy denies: a race
+    /// ends in `EACCES`, never elsewhere. `true` when answered.
+    fn kernel_makes(
+        &mut self,
+        listener: BorrowedFd<'_>,
+        n: &seccomp::Notif,
+        sc: &'static crate::syscalls::Syscall,
+    ) -> bool {
+        let shared = self.shared.clone();
+        if shared.landlock.iter().next().is_none() || !crate::syscalls::landlock_covers(sc) {
+            return false;
+        }
+        let Ok(Op::Write { syscall, paths }) =
+            self.decoder.decode(n, &mut self.mem, &mut self.lender)
+        else {
+            return false;
+        };
+        let mut files: Vec<&Path> = Vec::with_capacity(paths.len());
+        for r in &paths {
+            match r {
+                Resolved::Path(p) if shared.landlock.covers(p) => files.push(p),
+                _ => return false,
+            }
+        }
+        let rules = self.questions.rules().current();
+        // A lasting "never" rule made during the session, in or around the domain: the
+        // domain would let a race reach it.
+        if rules
+            .never
+            .iter()
+            .any(|p| shared.landlock.covers(p) || shared.landlock.holds(p))
+        {
+            return false;
+        }
+        let (decision, reason, i) = shared.decide(syscall, &files, &rules);
+        if decision != Decision::Allow || !matches!(reason, Reason::Implicit | Reason::Policy) {
+            return false;
+        }
+        if reason != Reason::Implicit {
+            if !seccomp::id_valid(listener, n.id) {
+                return true;
+            }
+            self.record(
+                n.pid as i32,
+                syscall,
+                &files[i].to_string_lossy(),
+                decision,
+                reason,
+            );
+        }
+        shared.count(decision);
+        let _ = seccomp::send(listener, n.id, Reply::Continue);
+        true
+    }
+
     /// Strict mode: prepares the write on held descriptors, decides on what they are, and
     /// performs it (or asks, the prepared write waiting with the question).
     fn handle_strict(&mut self, listener: BorrowedFd<'_>, n: &seccomp::Notif) {
@@ -968,6 +1047,10 @@ impl Supervisor<'_> {
             let _ = seccomp::send(listener, n.id, Reply::Fail(libc::ENOSYS));
             return;
         };
+        // Before the credentials: the kernel makes it with the process's own.
+        if self.strict && self.kernel_makes(listener, n, sc) {
+            return;
+        }
         let valid = || seccomp::id_valid(listener, n.id);
         if let Err(e) = crate::strict::creds::same_credentials(tid) {
             // A root daemon would look up and write with more power than the process has.

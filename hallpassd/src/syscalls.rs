@@ -912,6 +912,17 @@ pub fn changes_names(name: &str) -> bool {
     NAMES.contains(&name)
 }
 
+/// Whether Landlock (ABI 3, which strict mode's domain needs) checks every effect of `sc` on
+/// the object the kernel reaches: the opens (writing, creating, truncating), making and
+/// removing names (`mkdir`, `mknod`, `symlink`, `link`, `rename`, `unlink`, `rmdir`) and
+/// `truncate`. Not the metadata calls (mode, owner, times, xattrs, inode flags), which
+/// Landlock does not see: those the daemon performs.
+pub fn landlock_covers(sc: &Syscall) -> bool {
+    matches!(sc.kind, Kind::Open { .. })
+        || sc.names
+        || matches!(sc.name, "mkdir" | "mkdirat" | "truncate")
+}
+
 /// Syscall numbers are below this on both architectures; the decoder indexes an array by them.
 pub const MAX_NR: usize = 512;
 

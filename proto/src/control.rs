@@ -122,6 +122,7 @@ mod tests {
                 has_log: true,
                 resume: true,
                 has_journal: false,
+                landlock_paths: vec!["/home/me/project".into()],
             })),
         };
         send(&a, &msg, &[f.as_fd(), f.as_fd()]).unwrap();

@@ -190,10 +190,43 @@ fn the_status_names_the_mode() {
     s.wait_pending(1, &[]);
     let st = s.status();
     assert_eq!(st["sessions"][0]["mode"], "strict", "{st}");
+    // This kernel has Landlock ABI 3: the command runs in the write domain.
+    assert_eq!(st["sessions"][0]["landlock"], true, "{st}");
     let q = s.wait_pending(1, &[]);
     run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
     let out = finish(child);
     assert!(!out.status.success());
+}
+
+/// Where Landlock is too old for the write domain (forced here with
+/// `HALLPASS_LANDLOCK_ABI=2`), strict mode performs every write, says so once, and the
+/// status shows it.
+#[test]
+fn strict_mode_without_landlock_says_so_and_performs_everything() {
+    let s = Scratch::new("strict-noll", variants()[0]);
+    let mut c = s.hallpass([
+        "--mode=strict",
+        "--prompt=answer",
+        "--",
+        "sh",
+        "-c",
+        &format!("echo in > inside; echo x > {}/f", s.outside.display()),
+    ]);
+    c.env("HALLPASS_LANDLOCK_ABI", "2");
+    let child = background(c);
+    let q = s.wait_pending(1, &[]);
+    let st = s.status();
+    assert_eq!(st["sessions"][0]["landlock"], false, "{st}");
+    let text = stdout(&run(s.hallpass(["status"])));
+    assert!(text.contains("strict*"), "{text}");
+    run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
+    let out = finish(child);
+    let err = stderr(&out);
+    assert_eq!(err.matches("without Landlock ABI 3").count(), 1, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(s.project.join("inside")).unwrap(),
+        "in\n"
+    );
 }
 
 #[test]
@@ -220,6 +253,10 @@ fn a_question_survives_a_daemon_restart_and_its_answer_is_performed() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
 }
 
+/// A process that switched to another user or dropped capabilities: in the project the
+/// kernel makes its writes with its own credentials, exactly as natively; what the daemon
+/// would perform for it (a write outside, allowed by `--prompt=allow`) a root daemon refuses
+/// rather than make with more power than the process has.
 #[test]
 fn a_root_daemon_does_not_write_for_a_process_with_fewer_rights() {
     if !am_root() {
@@ -227,24 +264,40 @@ fn a_root_daemon_does_not_write_for_a_process_with_fewer_rights() {
         return;
     }
     let s = Scratch::new("strict-creds", variants()[0]);
-    std::fs::set_permissions(
-        &s.project,
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    // Natively both work: the directory is writable by anyone, and root may make devices.
-    let script = "setpriv --reuid=hptest --regid=hptest --clear-groups sh -c 'echo x > as-user' || echo refused-user; \
-                  setpriv --bounding-set=-all --inh-caps=-all sh -c 'mknod dev c 1 3' || echo refused-caps; \
-                  echo x > as-root && echo root-ok";
-    let out = run(s.hallpass(["--mode=strict", "--prompt=deny", "--", "sh", "-c", script]));
+    for d in [&s.project, &s.outside] {
+        std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    }
+    // Natively: the directories are writable by anyone; without CAP_MKNOD no device.
+    let script = format!(
+        "setpriv --reuid=hptest --regid=hptest --clear-groups sh -c 'echo x > as-user' || echo refused-user; \
+         setpriv --bounding-set=-all --inh-caps=-all sh -c 'mknod dev c 1 3' || echo refused-caps; \
+         echo x > as-root && echo root-ok; \
+         setpriv --reuid=hptest --regid=hptest --clear-groups sh -c 'echo x > {out}/as-user' || echo refused-outside",
+        out = s.outside.display()
+    );
+    let native = run(s.command("sh").args(["-c", &script]));
+    assert_eq!(
+        stdout(&native),
+        "refused-caps\nroot-ok\n",
+        "{}",
+        stderr(&native)
+    );
+    for f in ["as-user", "as-root"] {
+        std::fs::remove_file(s.project.join(f)).unwrap();
+    }
+    std::fs::remove_file(s.outside.join("as-user")).unwrap();
+    let out = run(s.hallpass(["--mode=strict", "--prompt=allow", "--", "sh", "-c", &script]));
     assert_eq!(
         stdout(&out),
-        "refused-user\nrefused-caps\nroot-ok\n",
+        "refused-caps\nroot-ok\nrefused-outside\n",
         "{}",
         stderr(&out)
     );
-    assert!(!s.project.join("as-user").exists());
+    let meta = std::fs::metadata(s.project.join("as-user")).unwrap();
+    let hptest = std::os::unix::fs::MetadataExt::uid(&meta);
+    assert_ne!(hptest, 0, "made with the process's own user");
     assert!(!s.project.join("dev").exists());
+    assert!(!s.outside.join("as-user").exists());
     let log = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.log")).unwrap();
     assert!(
         log.contains("runs with other credentials than the daemon"),

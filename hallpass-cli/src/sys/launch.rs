@@ -12,38 +12,17 @@ use std::mem::{size_of, zeroed};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
 
+use super::landlock::{self, Domain, Entered};
+
 // include/uapi/linux/seccomp.h
 const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
 const SECCOMP_FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
 const SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
 
-// include/uapi/linux/landlock.h
-const LANDLOCK_CREATE_RULESET_VERSION: libc::c_ulong = 1 << 0;
-const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
-/// Linking or renaming into another directory. A ruleset that handles any file system right
-/// denies it unless allowed (since ABI 2), so where one must be handled (no scopes) it is this
-/// one, allowed everywhere.
-const LANDLOCK_ACCESS_FS_REFER: u64 = 1 << 13;
-const LANDLOCK_RULE_PATH_BENEATH: libc::c_long = 1;
-/// The first Landlock ABI with the REFER right (Linux 5.19).
-const LANDLOCK_ABI_REFER: libc::c_long = 2;
-/// The first Landlock ABI with scopes (Linux 6.12).
-const LANDLOCK_ABI_SCOPES: libc::c_long = 6;
-
-/// `struct landlock_path_beneath_attr` (packed).
-#[repr(C, packed)]
-struct LandlockPathBeneathAttr {
-    allowed_access: u64,
-    parent_fd: i32,
-}
-
-/// `struct landlock_ruleset_attr` as of ABI 6.
-#[repr(C)]
-struct LandlockRulesetAttr {
-    handled_access_fs: u64,
-    handled_access_net: u64,
-    scoped: u64,
-}
+/// What the child sends with its listener: the byte says whether it entered strict mode's
+/// Landlock write domain.
+const LISTENER: u8 = b'L';
+const LISTENER_IN_WRITE_DOMAIN: u8 = b'W';
 
 /// What the child reports when a step fails: the step, then the errno.
 pub const STAGE_NO_NEW_PRIVS: u8 = b'N';
@@ -71,10 +50,8 @@ pub struct Prepared {
     empty_mask: libc::sigset_t,
     /// The terminal to give the command (a pty follower), or -1 to leave its streams alone.
     tty: RawFd,
-    /// The kernel's Landlock ABI (0: none). A domain keeps the command from tracing
-    /// processes outside the session (ABI 2, 5.19); ABI 6 (6.12) also keeps it from
-    /// signalling them, the daemon and the launcher among them.
-    landlock: libc::c_long,
+    /// The Landlock domain the command runs in (see `landlock.rs`).
+    landlock: Domain,
 }
 
 fn cstring(s: OsString) -> io::Result<CString> {
@@ -144,16 +121,15 @@ impl Prepared {
             wait_killable,
             empty_mask,
             tty: -1,
-            // HALLPASS_LANDLOCK_ABI=N uses at most ABI N: the tests cover older kernels' path
-            // with it.
-            landlock: match std::env::var("HALLPASS_LANDLOCK_ABI")
-                .ok()
-                .and_then(|v| v.parse::<libc::c_long>().ok())
-            {
-                Some(n) => landlock_abi().min(n),
-                None => landlock_abi(),
-            },
+            landlock: Domain::new(),
         })
+    }
+
+    /// Strict mode: runs the command in a Landlock domain that may write beneath `paths`
+    /// only, where the kernel can. Returns the paths it will allow (see
+    /// [`Domain::allow_writes_beneath`]).
+    pub fn allow_writes_beneath(&mut self, paths: &[String]) -> Vec<String> {
+        self.landlock.allow_writes_beneath(paths)
     }
 
     /// Runs the command in a session of its own with `tty` as its controlling terminal and
@@ -161,21 +137,6 @@ impl Prepared {
     pub fn on_terminal(&mut self, tty: RawFd) {
         self.tty = tty;
     }
-}
-
-/// The kernel's Landlock ABI version; 0 without Landlock.
-fn landlock_abi() -> libc::c_long {
-    // SAFETY: with a null attribute, size 0 and the VERSION flag, the call reads no memory
-    // and returns the ABI version or -1.
-    let v = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<LandlockRulesetAttr>(),
-            0usize,
-            LANDLOCK_CREATE_RULESET_VERSION,
-        )
-    };
-    v.max(0)
 }
 
 /// The forked child, stopped before exec.
@@ -255,53 +216,9 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         fail(STAGE_NO_NEW_PRIVS);
     }
-    if p.landlock >= LANDLOCK_ABI_REFER {
-        // A backstop the kernel enforces, best effort (lite mode does not depend on it): in a
-        // Landlock domain the command cannot ptrace or process_vm_writev a process outside
-        // the session (making it write for the command); with scopes it cannot signal one
-        // either (killing the daemon or the launcher). The domain restricts nothing else:
-        // with scopes it handles no file system right; without, it handles only REFER and
-        // allows it beneath `/`.
-        let scoped = p.landlock >= LANDLOCK_ABI_SCOPES;
-        let attr = LandlockRulesetAttr {
-            handled_access_fs: if scoped { 0 } else { LANDLOCK_ACCESS_FS_REFER },
-            handled_access_net: 0,
-            scoped: if scoped { LANDLOCK_SCOPE_SIGNAL } else { 0 },
-        };
-        // Older kernels read only the fields they know, and accept the zeroed rest.
-        let ruleset = libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            &attr as *const LandlockRulesetAttr,
-            size_of::<LandlockRulesetAttr>(),
-            0,
-        );
-        if ruleset >= 0 {
-            let mut ready = true;
-            if !scoped {
-                let root = libc::open(c"/".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
-                let rule = LandlockPathBeneathAttr {
-                    allowed_access: LANDLOCK_ACCESS_FS_REFER,
-                    parent_fd: root,
-                };
-                ready = root >= 0
-                    && libc::syscall(
-                        libc::SYS_landlock_add_rule,
-                        ruleset,
-                        LANDLOCK_RULE_PATH_BENEATH,
-                        &rule as *const LandlockPathBeneathAttr,
-                        0,
-                    ) == 0;
-                if root >= 0 {
-                    libc::close(root);
-                }
-            }
-            // Without its rule, the domain would deny every cross-directory rename: none.
-            if ready {
-                libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0);
-            }
-            libc::close(ruleset as libc::c_int);
-        }
-    }
+    // A backstop the kernel enforces, best effort (lite mode does not depend on it); in
+    // strict mode, where it can, the domain that lets the daemon leave writes to the kernel.
+    let entered = landlock::enter(&p.landlock);
     let mut flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
     if p.wait_killable {
         flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
@@ -324,8 +241,12 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
         fail(STAGE_FILTER);
     }
     let listener = fd as libc::c_int;
-    // Send the listener with one byte of data.
-    let mut byte = [b'L'];
+    // Send the listener with one byte of data, which says what domain the child entered.
+    let mut byte = [if entered == Entered::Writes {
+        LISTENER_IN_WRITE_DOMAIN
+    } else {
+        LISTENER
+    }];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr().cast(),
         iov_len: 1,
@@ -353,6 +274,13 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
     fail(STAGE_EXEC);
 }
 
+/// The command's seccomp listener, as the child sent it.
+pub struct Listener {
+    pub fd: OwnedFd,
+    /// The child entered strict mode's Landlock write domain.
+    pub write_domain: bool,
+}
+
 /// What the child reported instead of a listener.
 #[derive(Debug)]
 pub struct ChildFailed {
@@ -361,7 +289,7 @@ pub struct ChildFailed {
 }
 
 /// Receives the listener from the child, or the step that failed.
-pub fn recv_listener(c: &Child) -> io::Result<Result<OwnedFd, ChildFailed>> {
+pub fn recv_listener(c: &Child) -> io::Result<Result<Listener, ChildFailed>> {
     let mut data = [0u8; 5];
     let mut iov = libc::iovec {
         iov_base: data.as_mut_ptr().cast(),
@@ -380,7 +308,7 @@ pub fn recv_listener(c: &Child) -> io::Result<Result<OwnedFd, ChildFailed>> {
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
-    if n >= 1 && data[0] == b'L' {
+    if n >= 1 && (data[0] == LISTENER || data[0] == LISTENER_IN_WRITE_DOMAIN) {
         let ok = msg.msg_controllen as usize >= size_of::<libc::cmsghdr>()
             && cmsg.hdr.cmsg_level == libc::SOL_SOCKET
             && cmsg.hdr.cmsg_type == libc::SCM_RIGHTS;
@@ -388,7 +316,11 @@ pub fn recv_listener(c: &Child) -> io::Result<Result<OwnedFd, ChildFailed>> {
             return Err(io::Error::other("the child sent no listener"));
         }
         // SAFETY: the kernel installed this descriptor for us with the message.
-        return Ok(Ok(unsafe { OwnedFd::from_raw_fd(cmsg.fd) }));
+        let fd = unsafe { OwnedFd::from_raw_fd(cmsg.fd) };
+        return Ok(Ok(Listener {
+            fd,
+            write_domain: data[0] == LISTENER_IN_WRITE_DOMAIN,
+        }));
     }
     Ok(Err(read_failure(&data[..n as usize])))
 }

@@ -3,6 +3,7 @@
 //! taking a supervised process's descriptor for the daemon.
 
 pub mod detach;
+pub mod landlock;
 pub mod launch;
 pub mod pidfd;
 pub mod pty;
