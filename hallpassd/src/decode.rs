@@ -2,7 +2,7 @@
 //! path(s), read from the target's memory and `/proc` with the layout the syscall table gives.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::mem::{Lender, Memory};
 use crate::resolve::{base_of, fd_path, resolve, Resolved, Target};
@@ -175,6 +175,13 @@ impl Decoder {
             Kind::Exec => Ok(Op::Pass { exec: true }),
             // The filter lets it through; a notification would be a filter bug.
             Kind::Pass => Ok(Op::Pass { exec: false }),
+            Kind::OtherProcess { .. } | Kind::Rlimit { .. } => {
+                let mut read = |addr: u64, buf: &mut [u8]| mem.read_exact(t.tid, addr, buf, lender);
+                Ok(match process_call(sc.kind, t, args, &mut read) {
+                    Ok(()) => Op::Pass { exec: false },
+                    Err(e) => Op::Refuse(e),
+                })
+            }
             Kind::Refuse(e) => Ok(Op::Refuse(e)),
             // The filter decides it; a notification would be a filter bug: refuse.
             Kind::Seccomp { .. } => Ok(Op::Refuse(libc::EBUSY)),
@@ -183,6 +190,55 @@ impl Decoder {
             // Lite mode's: the session takes note before it decodes anything.
             Kind::OwnDomain => Ok(Op::Pass { exec: false }),
         }
+    }
+}
+
+/// Whether a call on a process ([`Kind::OtherProcess`], [`Kind::Rlimit`]) may go on: only on
+/// the caller or a process of its session (the rest belong to the user's other work, which
+/// the session must not slow down, starve or make dump core), and a new core limit only of
+/// 0. `read` reads the target's memory. `Err` is the errno to fail it with.
+pub fn process_call(
+    kind: Kind,
+    t: Target,
+    args: &[u64; 6],
+    read: &mut dyn FnMut(u64, &mut [u8]) -> io::Result<()>,
+) -> Result<(), i32> {
+    let reaches = |pid: i32| {
+        let group = crate::resolve::tgid_of(pid).unwrap_or(pid);
+        pid == 0
+            || pid == t.tid
+            || group == t.tgid()
+            || crate::resolve::descends_from(group, t.session)
+    };
+    match kind {
+        Kind::OtherProcess { pid, which } => {
+            // A process group or every process of a user reaches beyond the session.
+            if which.is_some_and(|(arg, process)| args[arg as usize] as u32 != process) {
+                return Err(libc::EPERM);
+            }
+            if !reaches(args[pid as usize] as i32) {
+                return Err(libc::EPERM);
+            }
+            Ok(())
+        }
+        Kind::Rlimit { pid, resource, new } => {
+            if pid.is_some_and(|p| !reaches(args[p as usize] as i32)) {
+                return Err(libc::EPERM);
+            }
+            let new = args[new as usize];
+            if args[resource as usize] as u32 == crate::syscalls::RLIMIT_CORE && new != 0 {
+                // `struct rlimit64`: the soft limit, then the hard one. The kernel reads it
+                // again; raising it after this check takes root, whose core dump Landlock
+                // still confines in strict mode.
+                let mut raw = [0u8; 16];
+                read(new, &mut raw).map_err(|_| libc::EFAULT)?;
+                if raw != [0u8; 16] {
+                    return Err(libc::EPERM);
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 
@@ -206,7 +262,14 @@ fn open(
     let s = mem.read_cstr(t.tid, path, lender).map_err(err)?;
     // O_CREAT|O_EXCL fails on an existing symlink rather than following it.
     let follow = flags & O_NOFOLLOW == 0 && flags & (O_CREAT | O_EXCL) != (O_CREAT | O_EXCL);
-    let r = relative(t, dirfd, &s).and_then(|base| resolve_from(t, base, &s, follow));
+    let mut r = relative(t, dirfd, &s).and_then(|base| resolve_from(t, base, &s, follow));
+    // `/dev/tty` opens the controlling terminal, whichever it is: decided as that one, so a
+    // process that made another terminal its own (`TIOCSCTTY`) is asked about writing there.
+    if matches!(&r, Ok(Resolved::Path(p)) if p == Path::new("/dev/tty")) {
+        if let Some(tty) = crate::resolve::controlling_terminal(t.tid).map_err(err)? {
+            r = Ok(Resolved::Path(tty));
+        }
+    }
     Ok(Op::Write {
         syscall: sc.name,
         paths: vec![r.map_err(err)?],

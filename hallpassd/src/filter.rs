@@ -9,9 +9,10 @@
 //! cost nothing. See `Documentation/userspace-api/seccomp_filter.rst`.
 
 use crate::bpf::{Asm, AsmError, Cond, Label, SockFilter};
+use crate::strict::emulate::TIOCGPTPEER;
 use crate::syscalls::{
-    Arch, Kind, CLONE_NEW_MOUNT_OR_USER, OPEN_WRITE_FLAGS, REFUSED_IOCTLS, SAFE_IOCTLS,
-    SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_SET_MODE_FILTER, TABLE, X32_SYSCALL_BIT,
+    Arch, Kind, CLONE_NEW_MOUNT_OR_USER, OPEN_WRITE_FLAGS, REFUSED_IOCTLS, RLIMIT_CORE,
+    SAFE_IOCTLS, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_SET_MODE_FILTER, TABLE, X32_SYSCALL_BIT,
 };
 
 // include/uapi/linux/seccomp.h
@@ -66,6 +67,7 @@ fn route(kind: Kind, opts: Options) -> Route {
         Kind::Paths(_) | Kind::Openat2 { .. } | Kind::Bind { .. } => Route::Notify,
         Kind::Open { flags: None, .. } => Route::Notify,
         Kind::Open { .. } | Kind::Ioctl { .. } | Kind::Seccomp { .. } => Route::Check,
+        Kind::OtherProcess { .. } | Kind::Rlimit { .. } => Route::Check,
         Kind::Utimensat(_) | Kind::FdMeta { .. } if strict => Route::Notify,
         Kind::Utimensat(_) => Route::Check,
         Kind::FdMeta { .. } => Route::Allow,
@@ -161,7 +163,7 @@ pub fn compile(arch: Arch, opts: Options) -> Result<Vec<SockFilter>, AsmError> {
 
     for (label, kind) in handlers {
         a.bind(label);
-        handler(&mut a, &mut rets, kind);
+        handler(&mut a, &mut rets, kind, opts.coverage == Coverage::Strict);
     }
     rets.place(&mut a);
     a.finish()
@@ -237,7 +239,7 @@ fn search(a: &mut Asm, segs: &[(u32, Label)]) {
 }
 
 /// The code of a syscall whose verdict depends on its arguments.
-fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind) {
+fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind, strict: bool) {
     let (allow, notify) = (rets.allow, rets.notify);
     match kind {
         Kind::Open { flags: Some(f), .. } => {
@@ -259,6 +261,13 @@ fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind) {
             // The kernel reads the command as 32 bits: high bits set change nothing.
             let eperm = rets.errno(a, libc::EPERM);
             a.load(arg_lo(cmd));
+            if strict {
+                // Opening a pty's other end: strict mode's Landlock domain would refuse the
+                // kernel's open of /dev/pts/N; the daemon makes it (emulate.rs, PtyPeer).
+                let next = a.label();
+                a.jump(Cond::Eq, TIOCGPTPEER, notify, next);
+                a.bind(next);
+            }
             for (list, to) in [(&REFUSED_IOCTLS[..], eperm), (SAFE_IOCTLS, allow)] {
                 for &c in list {
                     let next = a.label();
@@ -280,6 +289,35 @@ fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind) {
             let eperm = rets.errno(a, libc::EPERM);
             a.load(arg_lo(flags));
             a.jump(Cond::Set, CLONE_NEW_MOUNT_OR_USER, eperm, allow);
+        }
+        Kind::OtherProcess { pid, which } => {
+            // The caller itself passes; any other target is the daemon's to check.
+            if let Some((arg, process)) = which {
+                let next = a.label();
+                a.load(arg_lo(arg));
+                a.jump(Cond::Eq, process, next, notify);
+                a.bind(next);
+            }
+            a.load(arg_lo(pid));
+            a.jump(Cond::Eq, 0, allow, notify);
+        }
+        Kind::Rlimit { pid, resource, new } => {
+            if let Some(pid) = pid {
+                let next = a.label();
+                a.load(arg_lo(pid));
+                a.jump(Cond::Eq, 0, next, notify);
+                a.bind(next);
+            }
+            // A new core limit (a non-NULL pointer: either half set) is the daemon's.
+            let (core, lo_zero) = (a.label(), a.label());
+            a.load(arg_lo(resource));
+            a.jump(Cond::Eq, RLIMIT_CORE, core, allow);
+            a.bind(core);
+            a.load(arg_lo(new));
+            a.jump(Cond::Eq, 0, lo_zero, notify);
+            a.bind(lo_zero);
+            a.load(arg_hi(new));
+            a.jump(Cond::Eq, 0, allow, notify);
         }
         _ => unreachable!("only the kinds routed to Check get handlers"),
     }
@@ -437,7 +475,13 @@ mod tests {
                 let ioctl = |cmd: u64| decide(arch, cov, "ioctl", [1, cmd, 0, 0, 0, 0]);
                 assert_eq!(ioctl(0x5401), SECCOMP_RET_ALLOW, "TCGETS");
                 for &c in SAFE_IOCTLS {
-                    assert_eq!(ioctl(c as u64), SECCOMP_RET_ALLOW, "{c:#x}");
+                    // Strict mode opens a pty's other end itself.
+                    let want = if cov == Coverage::Strict && c == TIOCGPTPEER {
+                        SECCOMP_RET_USER_NOTIF
+                    } else {
+                        SECCOMP_RET_ALLOW
+                    };
+                    assert_eq!(ioctl(c as u64), want, "{c:#x}");
                 }
                 // Known writers, and every command nobody listed, go to the daemon.
                 for c in WRITE_IOCTLS {

@@ -266,6 +266,9 @@ impl Policy {
             .chain(self.allowed.iter())
             .chain(self.implicit_files.iter())
             .filter(|r| !overlaps(r))
+            // `/dev/tty` opens whichever terminal is the process's controlling one: the
+            // domain cannot tell them apart, so the daemon performs those opens.
+            .filter(|r| *r != Path::new("/dev/tty"))
             .cloned()
             .collect()
     }

@@ -58,6 +58,35 @@ pub fn tgid_of(tid: i32) -> Option<i32> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// The controlling terminal of thread `tid`, by the name `/dev/tty` stands for when it opens
+/// it (`None`: it has none, and the open fails with `ENXIO`). A pseudo-terminal is
+/// `/dev/pts/N`; another terminal is named from sysfs (`/dev/tty1`, `/dev/ttyS0`).
+pub fn controlling_terminal(tid: i32) -> io::Result<Option<PathBuf>> {
+    let stat = std::fs::read_to_string(format!("/proc/{tid}/stat"))?;
+    let bad = || io::Error::from_raw_os_error(libc::ESRCH);
+    // The fields after the command name, which may hold spaces and parentheses.
+    let after = &stat[stat.rfind(')').ok_or_else(bad)? + 2..];
+    let nr: u64 = after
+        .split(' ')
+        .nth(4)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(bad)?;
+    if nr == 0 {
+        return Ok(None);
+    }
+    let (major, minor) = ((nr >> 8) & 0xfff, (nr & 0xff) | ((nr >> 12) & 0xfff00));
+    // include/uapi/linux/major.h: UNIX98_PTY_SLAVE_MAJOR and the 7 after it.
+    if (136..144).contains(&major) {
+        return Ok(Some(PathBuf::from(format!(
+            "/dev/pts/{}",
+            (major - 136) * 256 + minor
+        ))));
+    }
+    let link = std::fs::read_link(format!("/sys/dev/char/{major}:{minor}"))?;
+    let name = link.file_name().ok_or_else(bad)?;
+    Ok(Some(Path::new("/dev").join(name)))
+}
+
 /// Where a relative path starts: the target's cwd, or the object behind a dirfd.
 pub fn base_of(t: Target, dirfd: Option<i32>) -> io::Result<Resolved> {
     let link = match dirfd {

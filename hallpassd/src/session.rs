@@ -8,6 +8,7 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -660,6 +661,12 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
     }
 }
 
+/// Whether `p` names a terminal (`/dev/tty*`, `/dev/pts/*`, `/dev/console`).
+fn is_terminal_name(p: &Path) -> bool {
+    let b = p.as_os_str().as_bytes();
+    b.starts_with(b"/dev/tty") || b.starts_with(b"/dev/pts/") || b == b"/dev/console"
+}
+
 /// Notification ids past the last one a dead daemon noted that are checked for a
 /// notification it took but did not note (it died in between).
 const UNNOTED_PROBE: u64 = 256;
@@ -1001,7 +1008,11 @@ impl Supervisor<'_> {
         let mut files: Vec<&Path> = Vec::with_capacity(paths.len());
         for r in &paths {
             match r {
-                Resolved::Path(p) if shared.landlock.covers(p) => files.push(p),
+                // A terminal may be what `/dev/tty` stands for, which the domain sees as
+                // `/dev/tty`: performed.
+                Resolved::Path(p) if shared.landlock.covers(p) && !is_terminal_name(p) => {
+                    files.push(p)
+                }
                 _ => return false,
             }
         }

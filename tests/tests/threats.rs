@@ -71,6 +71,7 @@ fn errno_name(e: &str) -> String {
         "2" => "ENOENT",
         "13" => "EACCES",
         "16" => "EBUSY",
+        "signal 6" => "SIGABRT, no core",
         "22" => "EINVAL",
         "25" => "ENOTTY",
         "38" => "ENOSYS",
@@ -312,6 +313,14 @@ fn singles() -> Vec<Case> {
             },
         },
         Case {
+            name: "core dump into an outside dir",
+            args: |_, _, o| one("core-dump", &[o.to_path_buf()]),
+        },
+        Case {
+            name: "prlimit on the launcher",
+            args: |_, _, _| one("prlimit-parent", &[]),
+        },
+        Case {
             name: "symlink in project to outside, write",
             args: |_, i, o| {
                 file(&o.join("f"), "x");
@@ -489,6 +498,8 @@ const LITE_CLOSED: &[&str] = &[
     "acct(2) into an outside file",
     "mq_open O_CREAT (mqueue fs)",
     "FS_IOC_SETVERSION on read-only fd",
+    "core dump into an outside dir",
+    "prlimit on the launcher",
 ];
 
 /// Everything wrong with the rows, after the table is out.
@@ -584,4 +595,61 @@ fn no_way_around_the_filter_in_strict_mode() {
     println!("\n(single tries: {:.1} s)", started.elapsed().as_secs_f64());
     let bad = check(&rows, 1);
     assert!(bad.is_empty(), "\n{}", bad.join("\n"));
+}
+
+/// A terminal outside the session (a pty a process of the user holds, nobody's controlling
+/// terminal) made the command's own by opening it read-only in a new session: natively
+/// `/dev/tty` then writes there; under hallpass `/dev/tty` is decided as the terminal it is,
+/// not the session's, and refused with `--prompt=deny`, in both modes.
+#[test]
+fn dev_tty_is_decided_as_the_terminal_it_is() {
+    use std::io::{BufRead, BufReader, Write};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    const VICTIM: &str = "import os, select, sys\n\
+        m, s = os.openpty()\n\
+        print(os.ttyname(s), flush=True)\n\
+        sys.stdin.readline()\n\
+        got = b''\n\
+        while select.select([m], [], [], 0.3)[0]:\n    got += os.read(m, 1024)\n\
+        print('got', got.decode(errors='replace').strip(), flush=True)\n";
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let sc = Scratch::new("tty-steal", v);
+        for mode in [Mode::Native, Mode::Lite, Mode::Strict] {
+            let mut victim = sc
+                .command("python3")
+                .args(["-c", VICTIM])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut lines = BufReader::new(victim.stdout.take().unwrap()).lines();
+            let tty = lines.next().unwrap().unwrap();
+            let args = vec!["tty-steal".to_string(), tty.clone()];
+            let out = match mode {
+                Mode::Native => run(sc.command(bin("hp-race")).args(&args)),
+                _ => {
+                    let m = if mode == Mode::Lite {
+                        "--mode=lite"
+                    } else {
+                        "--mode=strict"
+                    };
+                    run(sc
+                        .hallpass(["--prompt=deny", m, "--"])
+                        .arg(bin("hp-race"))
+                        .args(&args))
+                }
+            };
+            victim.stdin.take().unwrap().write_all(b"go\n").unwrap();
+            let got = lines.next().unwrap().unwrap();
+            let _ = victim.wait();
+            let ctx = format!("{v:?} {mode:?} {tty}: {} {}", stdout(&out), stderr(&out));
+            if mode == Mode::Native {
+                assert_eq!(stdout(&out).trim(), "wrote", "{ctx}");
+                assert!(got.contains("INJECTED"), "{ctx}: {got}");
+            } else {
+                assert_eq!(stdout(&out).trim(), "refused 13", "{ctx}");
+                assert!(!got.contains("INJECTED"), "{ctx}: {got}");
+            }
+        }
+    }
 }

@@ -216,6 +216,14 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         fail(STAGE_NO_NEW_PRIVS);
     }
+    // No core dumps: the kernel would write them where the daemon never sees a write (the
+    // cwd, a core_pattern path). Only root could raise the hard limit again, and the filter
+    // sends that to the daemon, which refuses it.
+    let no_core = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    libc::setrlimit(libc::RLIMIT_CORE, &no_core);
     // A backstop the kernel enforces, best effort (lite mode does not depend on it); in
     // strict mode, where it can, the domain that lets the daemon leave writes to the kernel.
     let entered = landlock::enter(&p.landlock);

@@ -64,6 +64,14 @@ pub enum Action {
         /// For `openat2`: its `resolve`, kept for the kernel's checks of the last step.
         how: Option<OpenHow>,
     },
+    /// `TIOCGPTPEER`: the other end of a pseudo-terminal the process made, opened by the
+    /// daemon from its master (`fd`). Not a write anyone decides: the pty is the process's
+    /// own. Performed because the process's Landlock domain would refuse the kernel's open
+    /// of `/dev/pts/N`, which it lets nobody write beyond the session's terminal.
+    PtyPeer {
+        master: OwnedFd,
+        flags: i32,
+    },
     /// An open of a held object: `O_TMPFILE` in a directory, `/proc/PID/fd/N`, a tty.
     Reopen {
         obj: OwnedFd,
@@ -181,6 +189,8 @@ const O_TMPFILE: i32 = libc::O_TMPFILE & !libc::O_DIRECTORY;
 const FICLONE: u32 = 0x4004_9409;
 const FICLONERANGE: u32 = 0x4020_940d;
 const FIDEDUPERANGE: u32 = 0xc018_9436;
+/// `TIOCGPTPEER` (`include/uapi/asm-generic/ioctls.h`).
+pub const TIOCGPTPEER: u32 = 0x5441;
 
 /// Prepares notification `n` (syscall `sc`) for `t`.
 pub fn prepare(sc: &'static Syscall, n: &Notif, t: &mut Target<'_>, roots: &Roots) -> Prepared {
@@ -210,6 +220,21 @@ fn prepare_inner(
     match sc.kind {
         Kind::Exec => return Ok(Prepared::Pass { exec: true }),
         Kind::Pass => return Ok(Prepared::Pass { exec: false }),
+        Kind::OtherProcess { .. } | Kind::Rlimit { .. } => {
+            let rt = crate::resolve::Target {
+                tid: t.tid,
+                tgid: 0,
+                session: t.session,
+            };
+            let (mem, lender) = (&mut *t.mem, &mut *t.lender);
+            let mut read = |addr: u64, buf: &mut [u8]| mem.read_exact(t.tid, addr, buf, lender);
+            return Ok(
+                match crate::decode::process_call(sc.kind, rt, a, &mut read) {
+                    Ok(()) => Prepared::Pass { exec: false },
+                    Err(e) => Prepared::Fail(e),
+                },
+            );
+        }
         Kind::Refuse(e) => return Ok(Prepared::Fail(e)),
         // The filter decides it; a notification would be a filter bug: refuse.
         Kind::Seccomp { .. } => return Ok(Prepared::Fail(libc::EBUSY)),
@@ -575,6 +600,13 @@ fn prepare_inner(
         }
         "ioctl" => {
             let cmd = a[1] as u32;
+            if cmd == TIOCGPTPEER {
+                let master = take_fd(t, at(0))?;
+                return Ok(Prepared::Perform(Action::PtyPeer {
+                    master,
+                    flags: a[2] as i32,
+                }));
+            }
             if !WRITE_IOCTLS.contains(&cmd) {
                 // Another command the filter does not know to be harmless. Its argument's
                 // layout is unknown, so it cannot be performed on the daemon's copy (a
@@ -972,9 +1004,12 @@ fn tty(t: &Target<'_>, flags: i32, mode: u32, name: &'static str) -> Sys<Prepare
         return Err(Errno::EEXIST);
     }
     let obj = controlling_tty(t.tid, t.ttys)?;
+    // Decided on the terminal it is, not on `/dev/tty`: a process that made another
+    // terminal its controlling one (`TIOCSCTTY`) would otherwise write there as if to its own.
+    let real = walk::path_of(obj.as_fd())?.ok_or(Errno::EACCES)?;
     Ok(Prepared::Write {
         syscall: name,
-        paths: vec![Resolved::Path(PathBuf::from("/dev/tty"))],
+        paths: vec![Resolved::Path(real)],
         action: Action::Reopen { obj, flags, mode },
     })
 }
@@ -1135,6 +1170,14 @@ impl Action {
                     Ok(Err(Errno::ENXIO)) if added && fifo_here() => Outcome::Blocks,
                     Err(e) | Ok(Err(e)) => Outcome::Reply(Reply::Fail(e as i32)),
                     Ok(Ok(fd)) => opened(fd, *flags, added),
+                }
+            }
+            Action::PtyPeer { master, flags } => {
+                // Never the daemon's controlling terminal.
+                let f = (flags | O_NOCTTY) & !libc::O_CLOEXEC;
+                match fsops::pty_peer(master.as_fd(), f) {
+                    Ok(fd) => opened(fd, *flags, false),
+                    Err(e) => Outcome::Reply(Reply::Fail(e as i32)),
                 }
             }
             Action::Reopen { obj, flags, mode } => {

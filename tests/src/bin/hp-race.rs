@@ -52,6 +52,11 @@
 //! - `mq-open`: create a POSIX message queue (a file in the mqueue file system).
 //! - `fs-ioctl DENIED`: `FS_IOC_SETVERSION` (a file-system ioctl no list names) on a
 //!   read-only descriptor of DENIED; an escape is its inode generation changed.
+//! - `core-dump DIR`: a child in DIR raises its core limit and aborts; an escape is a file
+//!   the kernel wrote in DIR.
+//! - `prlimit-parent`: lowers the parent's (the launcher's) open-file limit, then restores it.
+//! - `tty-steal TTY`: makes TTY (nobody's controlling terminal) ours in a new session, then
+//!   writes through `/dev/tty`; prints `wrote` or `refused ERRNO`.
 //! - `tty-nofollow`: open /dev/tty O_WRONLY|O_NOFOLLOW and write `tty-ok` to it (it must be
 //!   our controlling terminal, not the daemon's); prints the open's result.
 //!
@@ -1705,6 +1710,150 @@ fn fs_ioctl(denied: &Path) {
     }
 }
 
+/// `core-dump DIR`: a child moves to DIR, raises its core limit as far as it may, and aborts:
+/// the kernel writes `DIR/core` (with the usual `core_pattern`) where no write is seen. An
+/// escape is a file made in DIR.
+fn core_dump(dir: &Path) {
+    let before = std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
+    // SAFETY: the process has one thread here; the child only makes syscalls and aborts.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let inf = libc::rlimit {
+            rlim_cur: libc::RLIM_INFINITY,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        // SAFETY: plain syscalls on live values; abort ends the child.
+        unsafe {
+            libc::chdir(c(dir).as_ptr());
+            if libc::setrlimit(libc::RLIMIT_CORE, &inf) != 0 {
+                // Unprivileged: the soft limit up to the hard one.
+                let mut soft = inf;
+                libc::getrlimit(libc::RLIMIT_CORE, &mut soft);
+                soft.rlim_cur = soft.rlim_max;
+                libc::setrlimit(libc::RLIMIT_CORE, &soft);
+            }
+            libc::abort();
+        }
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child forked above.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    let after = std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
+    let dumped = libc::WCOREDUMP(status);
+    eprintln!(
+        "hp-race: child killed by signal {}, core dumped {dumped}, files {before} -> {after}",
+        libc::WTERMSIG(status)
+    );
+    if after > before {
+        println!("attempts 1 escapes 1");
+    } else if !dumped {
+        println!("refused signal {}", libc::WTERMSIG(status));
+    } else {
+        println!("attempts 1 escapes 0");
+    }
+}
+
+/// `prlimit-parent`: lowers the open-file limit of our parent (under hallpass, the launcher:
+/// a process outside the session) by one, then puts it back. An escape is the change seen.
+fn prlimit_parent() {
+    // SAFETY: getppid cannot fail.
+    let parent = unsafe { libc::getppid() };
+    let mut old = libc::rlimit64 {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    let r = sys!(
+        libc::SYS_prlimit64,
+        parent,
+        libc::RLIMIT_NOFILE,
+        0,
+        &mut old as *mut libc::rlimit64
+    );
+    if r < 0 {
+        eprintln!("hp-race: reading the parent's limit {}", step(r));
+        println!("refused {}", -r);
+        return;
+    }
+    let lower = libc::rlimit64 {
+        rlim_cur: old.rlim_cur - 1,
+        rlim_max: old.rlim_max,
+    };
+    let r = sys!(
+        libc::SYS_prlimit64,
+        parent,
+        libc::RLIMIT_NOFILE,
+        &lower as *const libc::rlimit64,
+        0
+    );
+    let mut now = libc::rlimit64 {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    sys!(
+        libc::SYS_prlimit64,
+        parent,
+        libc::RLIMIT_NOFILE,
+        0,
+        &mut now as *mut libc::rlimit64
+    );
+    let changed = now.rlim_cur != old.rlim_cur;
+    if changed {
+        sys!(
+            libc::SYS_prlimit64,
+            parent,
+            libc::RLIMIT_NOFILE,
+            &old as *const libc::rlimit64,
+            0
+        );
+    }
+    eprintln!(
+        "hp-race: prlimit on the parent {}, changed {changed}",
+        step(r)
+    );
+    if changed {
+        println!("attempts 1 escapes 1");
+    } else if r < 0 {
+        println!("refused {}", -r);
+    } else {
+        println!("attempts 1 escapes 0");
+    }
+}
+
+/// `tty-steal TTY`: in a new session, opens TTY (another terminal, which is nobody's
+/// controlling terminal) read-only, which makes it ours, then writes `INJECTED` through
+/// `/dev/tty`. Prints the write's result; the caller judges the escape on the terminal.
+fn tty_steal(tty: &Path) {
+    // SAFETY: the process has one thread here; the child only makes syscalls and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        sys!(libc::SYS_setsid);
+        let r = sys!(libc::SYS_openat, AT_FDCWD, c(tty).as_ptr(), RD);
+        let w = sys!(
+            libc::SYS_openat,
+            AT_FDCWD,
+            c"/dev/tty".as_ptr(),
+            (libc::O_WRONLY | libc::O_CLOEXEC) as libc::c_long
+        );
+        if w >= 0 {
+            sys!(libc::SYS_write, w, b"INJECTED\n".as_ptr(), 9);
+        }
+        eprintln!(
+            "hp-race: open the terminal read-only {}, /dev/tty for writing {}",
+            step(r),
+            step(w)
+        );
+        // SAFETY: ends the forked child.
+        unsafe { libc::_exit(if w >= 0 { 0 } else { (-w) as i32 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child forked above.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    match libc::WEXITSTATUS(status) {
+        0 => println!("wrote"),
+        e => println!("refused {e}"),
+    }
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("landlocked") {
@@ -1773,6 +1922,9 @@ fn main() {
         "acct" => acct(&path(2)),
         "mq-open" => mq_open(),
         "fs-ioctl" => fs_ioctl(&path(2)),
+        "core-dump" => core_dump(&path(2)),
+        "prlimit-parent" => prlimit_parent(),
+        "tty-steal" => tty_steal(&path(2)),
         "tty-nofollow" => {
             let fd = sys!(
                 libc::SYS_openat,
