@@ -857,7 +857,7 @@ fn take_fd(t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
     let own = if t.mem.lends() {
         Err(Errno::EPERM)
     } else {
-        fsops::pidfd_open_thread(t.tid).and_then(|p| fsops::pidfd_getfd(p.as_fd(), fd))
+        getfd(t.tid, fd)
     };
     match own {
         Err(Errno::EPERM) | Err(Errno::EACCES) => t
@@ -866,6 +866,34 @@ fn take_fd(t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
             .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EPERM))),
         r => r,
     }
+}
+
+thread_local! {
+    /// The pidfd of the thread whose descriptor was taken last: a build's descriptor calls
+    /// come from one thread after another, and opening a pidfd for each cost two syscalls.
+    static LAST_PIDFD: std::cell::RefCell<Option<(i32, OwnedFd)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A copy of thread `tid`'s descriptor `fd`. A pidfd names its very thread: if the one kept
+/// died and its id went to another, taking fails with `ESRCH`, and a pidfd is opened for the
+/// thread that notified, which is alive.
+fn getfd(tid: i32, fd: i32) -> Sys<OwnedFd> {
+    LAST_PIDFD.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((kept, pidfd)) = last.as_ref() {
+            if *kept == tid {
+                match fsops::pidfd_getfd(pidfd.as_fd(), fd) {
+                    Err(Errno::ESRCH) => {}
+                    r => return r,
+                }
+            }
+        }
+        let pidfd = fsops::pidfd_open_thread(tid)?;
+        let r = fsops::pidfd_getfd(pidfd.as_fd(), fd);
+        *last = Some((tid, pidfd));
+        r
+    })
 }
 
 /// What an entry is for the policy, if the process may reach it (see [`Walker::entry_path`]).
