@@ -479,3 +479,35 @@ fn protected_symlinks_are_not_followed_in_strict_mode_either() {
     assert_eq!(stdout(&out), "refused\n", "{}", stderr(&out));
     assert!(!s.project.join("target").exists());
 }
+
+/// A lasting "never" rule made while a strict session runs, inside its Landlock domain: the
+/// kernel no longer makes the writes there (the domain, made at the start, would let a race
+/// reach the denied path); they are decided and refused.
+#[test]
+fn a_never_rule_made_during_the_session_holds_inside_the_domain() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("strict-never", v);
+        std::fs::create_dir_all(s.project.join("sub")).unwrap();
+        s.chown(&s.project);
+        let script = "echo a > sub/f1 && touch go; \
+                      while [ ! -e ready ]; do sleep 0.05; done; \
+                      echo b > sub/f2 && echo wrote || echo refused";
+        let child =
+            background(s.hallpass(["--mode=strict", "--prompt=deny", "--", "sh", "-c", script]));
+        assert!(
+            wait_until(std::time::Duration::from_secs(10), || s
+                .project
+                .join("go")
+                .exists()),
+            "{v:?}: the session did not start"
+        );
+        let sub = s.project.join("sub");
+        let out = run(s.hallpass(["rules", "deny", sub.to_str().unwrap()]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        std::fs::write(s.project.join("ready"), "").unwrap();
+        let out = finish(child);
+        assert_eq!(stdout(&out), "refused\n", "{v:?}: {}", stderr(&out));
+        assert!(s.project.join("sub/f1").exists());
+        assert!(!s.project.join("sub/f2").exists());
+    }
+}
