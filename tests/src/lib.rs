@@ -563,3 +563,35 @@ impl Drop for Tmux {
         let _ = std::fs::remove_file(&self.sock);
     }
 }
+
+/// How a test program runs: natively, or under hallpass in lite or strict mode.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    Native,
+    Lite,
+    Strict,
+}
+
+impl Scratch {
+    /// `hp-race ARGS`: natively (after `native_prefix`, such as `landlocked`), or under
+    /// `hallpass --prompt=PROMPT` in `mode`.
+    pub fn hp_race(
+        &self,
+        mode: Mode,
+        prompt: &str,
+        native_prefix: &[&str],
+        args: &[String],
+    ) -> std::process::Output {
+        let flag = match mode {
+            Mode::Native => {
+                return run(self.command(bin("hp-race")).args(native_prefix).args(args));
+            }
+            Mode::Lite => "--mode=lite",
+            Mode::Strict => "--mode=strict",
+        };
+        run(self
+            .hallpass([&format!("--prompt={prompt}"), flag, "--"])
+            .arg(bin("hp-race"))
+            .args(args))
+    }
+}

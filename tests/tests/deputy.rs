@@ -30,14 +30,6 @@ use std::time::Duration;
 
 use hallpass_tests::*;
 
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum Mode {
-    /// Natively, in a Landlock domain like the session's.
-    Native,
-    Lite,
-    Strict,
-}
-
 /// A process of the variant's user outside any session: `sleep`, its cwd `dir`, with a
 /// secret in its environment and `dir/held` (which holds the secret too) open as fd 3.
 struct Victim {
@@ -181,20 +173,8 @@ fn cases() -> Vec<Case> {
 /// Runs hp-race with `args` natively (in a Landlock domain) or under hallpass in `mode`,
 /// with `--prompt=allow`. Its verdict line and its account.
 fn try_in(sc: &Scratch, mode: Mode, args: &[String]) -> (String, String) {
-    let out = match mode {
-        Mode::Native => run(sc.command(bin("hp-race")).arg("landlocked").args(args)),
-        Mode::Lite | Mode::Strict => {
-            let m = if mode == Mode::Lite {
-                "--mode=lite"
-            } else {
-                "--mode=strict"
-            };
-            run(sc
-                .hallpass(["--prompt=allow", m, "--"])
-                .arg(bin("hp-race"))
-                .args(args))
-        }
-    };
+    // Natively in a Landlock domain like the session's.
+    let out = sc.hp_race(mode, "allow", &["landlocked"], args);
     let how: Vec<String> = stderr(&out)
         .lines()
         .filter_map(|l| l.strip_prefix("hp-race: "))
@@ -253,8 +233,12 @@ fn the_daemon_reaches_no_further_than_the_command() {
                 let after = (victim.environ(), snap(&f), snap(&held));
                 let id = format!("{} as {} ({mode:?})", case.name, who(&v));
                 if after != before {
+                    let files = |x: &(Vec<u8>, _, _)| (x.1, x.2);
                     bad.push(format!(
-                        "{id}: the victim or its files CHANGED: {verdict} ({how})"
+                        "{id}: the victim or its files CHANGED: {verdict} ({how}); files {:?} -> {:?}, environment {}",
+                        files(&before),
+                        files(&after),
+                        if after.0 == before.0 { "same" } else { "changed" }
                     ));
                 }
                 let refused = verdict.starts_with("refused ");

@@ -36,13 +36,6 @@ fn attempts_per_race() -> u64 {
         .unwrap_or(100_000)
 }
 
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum Mode {
-    Native,
-    Lite,
-    Strict,
-}
-
 #[derive(Clone, Debug)]
 enum Outcome {
     Ran {
@@ -344,20 +337,7 @@ fn singles() -> Vec<Case> {
 
 /// Runs hp-race with `args` natively or under hallpass in `mode`.
 fn run_try(sc: &Scratch, mode: Mode, args: &[String]) -> (Outcome, String) {
-    let out = match mode {
-        Mode::Native => run(sc.command(bin("hp-race")).args(args)),
-        Mode::Lite | Mode::Strict => {
-            let m = if mode == Mode::Lite {
-                "--mode=lite"
-            } else {
-                "--mode=strict"
-            };
-            run(sc
-                .hallpass(["--prompt=deny", m, "--"])
-                .arg(bin("hp-race"))
-                .args(args))
-        }
-    };
+    let out = sc.hp_race(mode, "deny", &[], args);
     let err = stderr(&out);
     let how: Vec<&str> = err
         .lines()
@@ -625,20 +605,7 @@ fn dev_tty_is_decided_as_the_terminal_it_is() {
             let mut lines = BufReader::new(victim.stdout.take().unwrap()).lines();
             let tty = lines.next().unwrap().unwrap();
             let args = vec!["tty-steal".to_string(), tty.clone()];
-            let out = match mode {
-                Mode::Native => run(sc.command(bin("hp-race")).args(&args)),
-                _ => {
-                    let m = if mode == Mode::Lite {
-                        "--mode=lite"
-                    } else {
-                        "--mode=strict"
-                    };
-                    run(sc
-                        .hallpass(["--prompt=deny", m, "--"])
-                        .arg(bin("hp-race"))
-                        .args(&args))
-                }
-            };
+            let out = sc.hp_race(mode, "deny", &[], &args);
             victim.stdin.take().unwrap().write_all(b"go\n").unwrap();
             let got = lines.next().unwrap().unwrap();
             let _ = victim.wait();

@@ -195,6 +195,18 @@ impl Snap {
     }
 }
 
+/// A single try's verdict: an escape seen on the target, else the errno of the decisive
+/// step `r` if it failed, else nothing escaped.
+fn single(escaped: bool, r: i64) {
+    if escaped {
+        println!("attempts 1 escapes 1");
+    } else if r < 0 {
+        println!("refused {}", -r);
+    } else {
+        println!("attempts 1 escapes 0");
+    }
+}
+
 /// Runs a single-shot try: `before` is the denied object's state, `gate` the result of the
 /// decisive step. Prints the verdict, judged on disk.
 fn verdict(denied: &Path, before: &Snap, gate: Gate, steps: &[(&str, String)]) {
@@ -1201,13 +1213,7 @@ fn openat2_read(file: &Path) {
         got.as_ref()
             .map_or_else(|e| step(*e), |b| format!("{} bytes", b.len()))
     );
-    if got.is_ok_and(|b| !b.is_empty()) {
-        println!("attempts 1 escapes 1");
-    } else if fd < 0 {
-        println!("refused {}", -fd);
-    } else {
-        println!("attempts 1 escapes 0");
-    }
+    single(got.is_ok_and(|b| !b.is_empty()), fd);
 }
 
 /// Makes a Landlock domain that handles reading files and allows it nowhere, then tries to
@@ -1252,13 +1258,7 @@ fn own_domain(file: &Path) {
         got.as_ref()
             .map_or_else(|e| step(*e), |b| format!("{} bytes", b.len()))
     );
-    if got.is_ok_and(|b| b == text) {
-        println!("attempts 1 escapes 1");
-    } else if fd < 0 {
-        println!("refused {}", -fd);
-    } else {
-        println!("attempts 1 escapes 0");
-    }
+    single(got.is_ok_and(|b| b == text), fd);
 }
 
 /// `struct open_how` (include/uapi/linux/openat2.h).
@@ -1345,13 +1345,7 @@ fn proc_read(victim: &str, entry: &str, secret: &str, dirfd: bool) {
     ));
     let d: Vec<String> = steps.iter().map(|(n, r)| format!("{n} {r}")).collect();
     eprintln!("hp-race: {}", d.join(", "));
-    if found {
-        println!("attempts 1 escapes 1");
-    } else if fd < 0 {
-        println!("refused {}", -fd);
-    } else {
-        println!("attempts 1 escapes 0");
-    }
+    single(found, fd);
 }
 
 fn proc_mem(victim: &str, addr: u64, use_openat2: bool) {
@@ -1373,13 +1367,7 @@ fn proc_mem(victim: &str, addr: u64, use_openat2: bool) {
         step(fd),
         step(w)
     );
-    if w == 3 {
-        println!("attempts 1 escapes 1");
-    } else if fd < 0 {
-        println!("refused {}", -fd);
-    } else {
-        println!("attempts 1 escapes 0");
-    }
+    single(w == 3, fd);
 }
 
 fn proc_path(victim: &str, op: &str, link_path: &str, file: &Path) {
@@ -1701,13 +1689,7 @@ fn fs_ioctl(denied: &Path) {
         step(fd),
         step(r)
     );
-    if after != before {
-        println!("attempts 1 escapes 1");
-    } else if r < 0 {
-        println!("refused {}", -r);
-    } else {
-        println!("attempts 1 escapes 0");
-    }
+    single(after != before, r);
 }
 
 /// `core-dump DIR`: a child moves to DIR, raises its core limit as far as it may, and aborts:
@@ -1810,13 +1792,7 @@ fn prlimit_parent() {
         "hp-race: prlimit on the parent {}, changed {changed}",
         step(r)
     );
-    if changed {
-        println!("attempts 1 escapes 1");
-    } else if r < 0 {
-        println!("refused {}", -r);
-    } else {
-        println!("attempts 1 escapes 0");
-    }
+    single(changed, r);
 }
 
 /// `tty-steal TTY`: in a new session, opens TTY (another terminal, which is nobody's
