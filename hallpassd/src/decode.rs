@@ -140,7 +140,7 @@ impl Decoder {
                     lender,
                 )
             }
-            Kind::Paths(list) | Kind::Utimensat(list) => {
+            Kind::Paths(list) | Kind::Utimensat(list) | Kind::Mknod { paths: list, .. } => {
                 let mut paths = Vec::with_capacity(list.len());
                 for pa in list {
                     paths.push(path_arg(t, pa, args, mem, lender).map_err(err)?);
@@ -268,6 +268,12 @@ fn open(
     if matches!(&r, Ok(Resolved::Path(p)) if p == Path::new("/dev/tty")) {
         if let Some(tty) = crate::resolve::controlling_terminal(t.tid).map_err(err)? {
             r = Ok(Resolved::Path(tty));
+        }
+    }
+    // A device node in the project is the device, not the project.
+    if let Ok(Resolved::Path(p)) = &r {
+        if let Some(dev) = crate::resolve::stray_device(p) {
+            r = Ok(Resolved::Path(dev));
         }
     }
     Ok(Op::Write {

@@ -65,6 +65,8 @@ fn route(kind: Kind, opts: Options) -> Route {
     match kind {
         Kind::Pass => Route::Allow,
         Kind::Paths(_) | Kind::Openat2 { .. } | Kind::Bind { .. } => Route::Notify,
+        Kind::Mknod { .. } if strict => Route::Check,
+        Kind::Mknod { .. } => Route::Notify,
         Kind::Open { flags: None, .. } => Route::Notify,
         Kind::Open { .. } | Kind::Ioctl { .. } | Kind::Seccomp { .. } => Route::Check,
         Kind::OtherProcess { .. } | Kind::Rlimit { .. } => Route::Check,
@@ -289,6 +291,33 @@ fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind, strict: bool) {
             let eperm = rets.errno(a, libc::EPERM);
             a.load(arg_lo(flags));
             a.jump(Cond::Set, CLONE_NEW_MOUNT_OR_USER, eperm, allow);
+        }
+        Kind::Mknod { mode, dev, .. } => {
+            // S_IFCHR (0o020000) and S_IFBLK (0o060000) are the types with the 0o020000 bit
+            // and without 0o100000 (S_IFLNK is 0o120000).
+            let (eperm, typed, device, block, chr) = (
+                rets.errno(a, libc::EPERM),
+                a.label(),
+                a.label(),
+                a.label(),
+                a.label(),
+            );
+            a.load(arg_lo(mode));
+            a.jump(Cond::Set, 0o020000, typed, notify);
+            a.bind(typed);
+            a.jump(Cond::Set, 0o100000, notify, device);
+            a.bind(device);
+            a.jump(Cond::Set, 0o040000, block, chr);
+            a.bind(block);
+            a.goto(eperm);
+            // A whiteout, device 0:0, is no device.
+            let lo_zero = a.label();
+            a.bind(chr);
+            a.load(arg_lo(dev));
+            a.jump(Cond::Eq, 0, lo_zero, eperm);
+            a.bind(lo_zero);
+            a.load(arg_hi(dev));
+            a.jump(Cond::Eq, 0, notify, eperm);
         }
         Kind::OtherProcess { pid, which } => {
             // The caller itself passes; any other target is the daemon's to check.

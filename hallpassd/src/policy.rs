@@ -157,6 +157,16 @@ impl Answered<'_> {
     }
 }
 
+/// What a syscall does to the paths it writes, as far as the policy cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// It renames, removes or links names ([`crate::syscalls::Syscall::names`]).
+    pub names: bool,
+    /// It writes an object's content (an open for writing, `truncate`, an `ioctl`), not its
+    /// name or metadata.
+    pub content: bool,
+}
+
 /// A session's rules, with every path already absolute and resolved.
 #[derive(Clone, Debug)]
 pub struct Policy {
@@ -186,6 +196,13 @@ pub const IMPLICIT_DEVICES: [&str; 7] = [
 impl Policy {
     /// The decision for a write to `path` (absolute, resolved as the target sees it).
     pub fn decide(&self, path: &Path, answered: &Answered) -> (Decision, Reason) {
+        self.decide_as(path, answered, true)
+    }
+
+    /// [`Policy::decide`] for a write that does or does not write `content` (an open, an
+    /// ioctl): the implicit devices and the terminal are writable, not renamed, removed or
+    /// changed in mode, owner or times (`chmod 600 /dev/null`, `rm /dev/full`).
+    fn decide_as(&self, path: &Path, answered: &Answered, content: bool) -> (Decision, Reason) {
         if self.protected.covers(path) {
             return (Decision::Deny, Reason::Protected);
         }
@@ -195,7 +212,9 @@ impl Policy {
         if answered.never.covers(path) {
             return (Decision::Deny, Reason::Never);
         }
-        if self.implicit_dirs.covers(path) || self.implicit_files.iter().any(|f| f == path) {
+        if self.implicit_dirs.covers(path)
+            || (content && self.implicit_files.iter().any(|f| f == path))
+        {
             return (Decision::Allow, Reason::Implicit);
         }
         if self.allowed.covers(path) {
@@ -233,21 +252,21 @@ impl Policy {
     /// The decision for a syscall writing `paths`: [`Policy::decide_all`], except that a
     /// syscall that changes `names` (renames, removes, links: see
     /// [`crate::syscalls::Syscall::names`]) is denied on a parent of a denied path, whatever
-    /// else allows it.
+    /// else allows it; and only one that writes `content` may use the implicit devices.
     pub fn decide_syscall(
         &self,
         paths: &[&Path],
-        names: bool,
+        call: Call,
         answered: &Answered,
     ) -> (Decision, Reason, usize) {
-        if names {
+        if call.names {
             for (i, p) in paths.iter().enumerate() {
                 if let Some(reason) = self.holds_denied(p, answered) {
                     return (Decision::Deny, reason, i);
                 }
             }
         }
-        self.decide_all(paths, answered)
+        self.decide_each(paths, answered, call.content)
     }
 
     /// What a strict session's Landlock domain may write: the static allowlist (the implicit
@@ -277,9 +296,18 @@ impl Policy {
     /// is denied, asked if any is asked, allowed only if all are. Returns the index of the path
     /// that decided, for the log.
     pub fn decide_all(&self, paths: &[&Path], answered: &Answered) -> (Decision, Reason, usize) {
+        self.decide_each(paths, answered, true)
+    }
+
+    fn decide_each(
+        &self,
+        paths: &[&Path],
+        answered: &Answered,
+        content: bool,
+    ) -> (Decision, Reason, usize) {
         let mut worst = (Decision::Allow, Reason::Implicit, 0);
         for (i, p) in paths.iter().enumerate() {
-            let (d, r) = self.decide(p, answered);
+            let (d, r) = self.decide_as(p, answered, content);
             let rank = |d: Decision| match d {
                 Decision::Allow => 0,
                 Decision::Ask => 1,
@@ -413,7 +441,15 @@ mod tests {
     }
 
     /// A rename, an unlink, a link: the syscalls that change names.
-    const NAMES: bool = true;
+    const NAMES: Call = Call {
+        names: true,
+        content: false,
+    };
+    /// An open for writing.
+    const OPEN: Call = Call {
+        names: false,
+        content: true,
+    };
 
     #[test]
     fn parents_of_denied_paths_keep_their_names() {
@@ -464,6 +500,29 @@ mod tests {
     }
 
     #[test]
+    fn the_implicit_devices_are_written_not_renamed_or_changed() {
+        let p = policy(Prompt::Deny);
+        let a = Answered::none();
+        let metadata = Call {
+            names: false,
+            content: false,
+        };
+        for dev in ["/dev/null", "/dev/pts/3"] {
+            let d = |call| p.decide_syscall(&[Path::new(dev)], call, &a);
+            assert_eq!(d(OPEN), (Decision::Allow, Reason::Implicit, 0), "{dev}");
+            assert_eq!(d(NAMES), (Decision::Deny, Reason::Unattended, 0), "{dev}");
+            assert_eq!(
+                d(metadata),
+                (Decision::Deny, Reason::Unattended, 0),
+                "{dev}"
+            );
+        }
+        // The project's files take any write.
+        let d = p.decide_syscall(&[Path::new("/home/me/proj/f")], metadata, &a);
+        assert_eq!(d, (Decision::Allow, Reason::Implicit, 0));
+    }
+
+    #[test]
     fn other_writes_of_parents_are_decided_as_before() {
         // mkdir, chmod, an open: a parent keeps its name, and what lies below it is unchanged.
         let never = PathSet::new(["/home/me/proj/gen/out".into()]);
@@ -472,7 +531,7 @@ mod tests {
             ..Answered::none()
         };
         let p = policy(Prompt::Deny);
-        let d = |path: &str| p.decide_syscall(&[Path::new(path)], !NAMES, &a);
+        let d = |path: &str| p.decide_syscall(&[Path::new(path)], OPEN, &a);
         assert_eq!(
             d("/home/me/proj/gen"),
             (Decision::Allow, Reason::Implicit, 0)

@@ -87,6 +87,26 @@ pub fn controlling_terminal(tid: i32) -> io::Result<Option<PathBuf>> {
     Ok(Some(Path::new("/dev").join(name)))
 }
 
+/// A device node outside `/dev` (in the project, say), by the name of the device it is
+/// (`/dev/char/M:m`, `/dev/block/M:m`): a write of it writes the device, wherever its node.
+/// `None` for anything else.
+pub fn stray_device(p: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    if p.starts_with("/dev") {
+        return None;
+    }
+    let m = std::fs::symlink_metadata(p).ok()?;
+    let kind = if m.file_type().is_char_device() {
+        "char"
+    } else if m.file_type().is_block_device() {
+        "block"
+    } else {
+        return None;
+    };
+    let (major, minor) = (libc::major(m.rdev()), libc::minor(m.rdev()));
+    Some(PathBuf::from(format!("/dev/{kind}/{major}:{minor}")))
+}
+
 /// Where a relative path starts: the target's cwd, or the object behind a dirfd.
 pub fn base_of(t: Target, dirfd: Option<i32>) -> io::Result<Resolved> {
     let link = match dirfd {

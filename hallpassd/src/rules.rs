@@ -59,11 +59,35 @@ impl Rules {
                     .map(|r| r.path.clone()),
             )
         };
+        // A "never" rule holds under the name it was given and under the one it leads to
+        // (`deny ~/link/secret` where `link` is a symlink to the project): writes are
+        // decided on resolved paths. "Always" rules stay literal: following a symlink made
+        // later would widen them.
+        let mut never = pick(Action::Deny);
+        for r in list.iter().filter(|r| r.action == Action::Deny) {
+            if let Some(resolved) = resolve_existing(&r.path).filter(|c| *c != r.path) {
+                never.push(resolved);
+            }
+        }
         Rules {
             always: pick(Action::Allow),
-            never: pick(Action::Deny),
+            never,
             list,
         }
+    }
+}
+
+/// `path` with the symlinks of its longest existing prefix resolved, and the rest as
+/// written; `None` if nothing of it exists.
+fn resolve_existing(path: &Path) -> Option<PathBuf> {
+    let mut prefix = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(&prefix) {
+            return Some(rest.iter().rev().fold(c, |acc: PathBuf, n| acc.join(n)));
+        }
+        rest.push(prefix.file_name()?.to_os_string());
+        prefix.pop();
     }
 }
 
@@ -368,6 +392,29 @@ mod tests {
             .unwrap_err()
             .why
             .contains(".."));
+    }
+
+    #[test]
+    fn a_never_rule_through_a_symlink_holds_where_it_leads() {
+        let dir = std::env::temp_dir().join(format!("hallpass-rules-ln-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("proj")).unwrap();
+        std::os::unix::fs::symlink(dir.join("proj"), dir.join("link")).unwrap();
+        let rules = Rules::from_list(vec![
+            Rule {
+                action: Action::Deny,
+                path: dir.join("link/secret"),
+            },
+            Rule {
+                action: Action::Allow,
+                path: dir.join("link/open"),
+            },
+        ]);
+        assert!(rules.never.covers(&dir.join("proj/secret/a")));
+        assert!(rules.never.covers(&dir.join("link/secret/a")));
+        // Allow rules stay as written.
+        assert!(!rules.always.covers(&dir.join("proj/open/a")));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

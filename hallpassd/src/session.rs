@@ -130,6 +130,20 @@ fn canon(p: &str) -> Result<PathBuf, SetupError> {
     })
 }
 
+/// An `--allow-path`, which must name what it allows: one with a symlink on the way is
+/// refused, since a command given it could have made that symlink itself (allowed to write
+/// there) and so chosen what the next session with the same flag allows.
+fn literal_allow_path(p: &str) -> Result<PathBuf, SetupError> {
+    let c = canon(p)?;
+    match crate::rules::normalize(p) {
+        Some(literal) if literal == c => Ok(c),
+        _ => Err(SetupError::Refused(format!(
+            "--allow-path {p}: a symlink on the way leads to {}: give that path instead",
+            c.display()
+        ))),
+    }
+}
+
 /// Adds `p` to `set` as resolved, and as written where that differs: if `~/.config` is a
 /// symlink, its entry must not be replaced either (the daemon reads its rules through it), nor
 /// may a symlinked `.git` be swapped for a directory of other hooks under `--deny-path
@@ -199,7 +213,7 @@ pub fn open(
     }
     let mut allowed = PathSet::default();
     for p in &req.allow_paths {
-        allowed.push(canon(p)?);
+        allowed.push(literal_allow_path(p)?);
     }
     let mut implicit_dirs = PathSet::default();
     let mut implicit_files = Vec::new();
@@ -497,8 +511,11 @@ impl Shared {
             timed: &timed,
             now: boot_time(),
         };
-        let names = crate::syscalls::changes_names(syscall);
-        self.policy.decide_syscall(files, names, &answered)
+        let call = crate::policy::Call {
+            names: crate::syscalls::changes_names(syscall),
+            content: crate::syscalls::writes_content(syscall),
+        };
+        self.policy.decide_syscall(files, call, &answered)
     }
 
     /// Those of `files` that no rule decides: what a question must show.

@@ -106,6 +106,16 @@ pub enum Kind {
     Openat2 { dirfd: u8, path: u8, how: u8 },
     /// Writes one or two paths.
     Paths(&'static [PathArg]),
+    /// `mknod`, `mknodat`: writes a path. Strict mode refuses (`EPERM`) a block device, or a
+    /// character device but a whiteout (0:0), in the filter: a device node in the project
+    /// would be in its Landlock domain, where the kernel may write (an open that a race sends
+    /// there would write the device). Lite mode decides writing opens of a device node
+    /// outside `/dev` as writes of the device itself.
+    Mknod {
+        paths: &'static [PathArg],
+        mode: u8,
+        dev: u8,
+    },
     /// `utimensat`: a NULL path changes the times of the dirfd itself, which lite mode leaves
     /// to the kernel like the other fd metadata calls.
     Utimensat(&'static [PathArg]),
@@ -486,12 +496,25 @@ pub static TABLE: &[Syscall] = &[
         Some(36),
         Kind::Paths(&[at(1, 2, Never)]),
     )),
-    names(sys("mknod", Some(133), None, Kind::Paths(&[p(0, Never)]))),
+    names(sys(
+        "mknod",
+        Some(133),
+        None,
+        Kind::Mknod {
+            paths: &[p(0, Never)],
+            mode: 1,
+            dev: 2,
+        },
+    )),
     names(sys(
         "mknodat",
         Some(259),
         Some(33),
-        Kind::Paths(&[at(0, 1, Never)]),
+        Kind::Mknod {
+            paths: &[at(0, 1, Never)],
+            mode: 2,
+            dev: 3,
+        },
     )),
     // Metadata by path.
     sys("chmod", Some(90), None, Kind::Paths(&[p(0, Always)])),
@@ -982,7 +1005,17 @@ pub static TABLE: &[Syscall] = &[
     // Landlock rulesets (restricting oneself is decided above), performance counters, LSM attributes read.
     pass("landlock_create_ruleset", Some(444), Some(444)),
     pass("landlock_add_rule", Some(445), Some(445)),
-    pass("perf_event_open", Some(298), Some(241)),
+    // As root (CAP_PERFMON and CAP_KILL) it reaches any process past the ptrace check the
+    // Landlock domain hooks (a sigtrap event kills it, or makes it dump core).
+    sys(
+        "perf_event_open",
+        Some(298),
+        Some(241),
+        Kind::OtherProcess {
+            pid: 1,
+            which: None,
+        },
+    ),
     pass("lsm_get_self_attr", Some(459), Some(459)),
     pass("lsm_list_modules", Some(461), Some(461)),
 ];
@@ -998,6 +1031,16 @@ pub fn changes_names(name: &str) -> bool {
             .collect()
     });
     NAMES.contains(&name)
+}
+
+/// Whether the syscall called `name` writes an object's content (an open for writing,
+/// `truncate`, an `ioctl`) rather than its name or metadata: only those may use the implicit
+/// devices and the terminal ([`crate::policy::Call::content`]).
+pub fn writes_content(name: &str) -> bool {
+    matches!(
+        name,
+        "open" | "openat" | "creat" | "openat2" | "truncate" | "ioctl"
+    )
 }
 
 /// Whether Landlock (ABI 3, which strict mode's domain needs) checks every effect of `sc` on

@@ -418,3 +418,29 @@ fn parents_of_the_configuration_cannot_be_renamed() {
         }
     }
 }
+
+/// An `--allow-path` with a symlink on the way is refused with a message that names where it
+/// leads: a command given the path could have made the symlink (it may write there) and so
+/// chosen what the next session allows (issue 11, second red-team pass).
+#[test]
+fn an_allow_path_through_a_symlink_is_refused() {
+    let s = Scratch::new("allowlink", variants()[0]);
+    std::os::unix::fs::symlink(&s.home, s.outside.join("c")).unwrap();
+    let link = s.outside.join("c");
+    let out = run(s.hallpass([
+        "--prompt=deny",
+        &format!("--allow-path={}", link.join("sub").display()),
+        "--",
+        "sh",
+        "-c",
+        "echo pwned > ~/.bashrc",
+    ]));
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("a symlink on the way leads to")
+            && err.contains(&s.home.display().to_string()),
+        "{err}"
+    );
+    assert!(!s.home.join(".bashrc").exists());
+}

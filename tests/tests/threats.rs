@@ -314,6 +314,14 @@ fn singles() -> Vec<Case> {
             args: |_, _, _| one("prlimit-parent", &[]),
         },
         Case {
+            name: "perf_event_open on the launcher",
+            args: |_, _, _| one("perf-parent", &[]),
+        },
+        Case {
+            name: "device node in project, write",
+            args: |_, i, _| one("dev-open", &[i.to_path_buf()]),
+        },
+        Case {
             name: "symlink in project to outside, write",
             args: |_, i, o| {
                 file(&o.join("f"), "x");
@@ -480,6 +488,8 @@ const LITE_CLOSED: &[&str] = &[
     "FS_IOC_SETVERSION on read-only fd",
     "core dump into an outside dir",
     "prlimit on the launcher",
+    "perf_event_open on the launcher",
+    "device node in project, write",
 ];
 
 /// Everything wrong with the rows, after the table is out.

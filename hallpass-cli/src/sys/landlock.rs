@@ -60,6 +60,15 @@ pub const ABI_WRITES: libc::c_long = 3;
 /// The first ABI with scopes (Linux 6.12).
 const ABI_SCOPES: libc::c_long = 6;
 
+/// `struct open_how` (`include/uapi/linux/openat2.h`).
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+
 /// `struct landlock_path_beneath_attr` (packed).
 #[repr(C, packed)]
 struct PathBeneathAttr {
@@ -125,8 +134,24 @@ impl Domain {
             else {
                 continue;
             };
-            // SAFETY: `c` is a live NUL-terminated string; O_PATH opens nothing for I/O.
-            let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+            // Not through a symlink: the daemon decided on this very path, and one swapped in
+            // since would give the domain another place (that path's writes are performed).
+            let how = OpenHow {
+                flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
+                mode: 0,
+                resolve: RESOLVE_NO_SYMLINKS,
+            };
+            // SAFETY: `c` is a live NUL-terminated string and `how` a live `struct open_how`
+            // of the size given; O_PATH opens nothing for I/O.
+            let fd = unsafe {
+                libc::syscall(
+                    libc::SYS_openat2,
+                    libc::AT_FDCWD,
+                    c.as_ptr(),
+                    &how as *const OpenHow,
+                    size_of::<OpenHow>(),
+                )
+            } as i32;
             if fd < 0 {
                 continue;
             }

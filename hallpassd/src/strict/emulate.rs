@@ -1087,6 +1087,25 @@ fn controlling_tty(tid: i32, ttys: &[PathBuf]) -> Sys<OwnedFd> {
     Err(Errno::ENXIO)
 }
 
+/// Whether `fd` is a device node that is not in `/dev` (nor `/dev/pts`): its path, in the
+/// project say, would let the policy take a write of the device for a write of the project.
+/// Opened for writing, it is refused, whatever was decided on the name (it may have been
+/// swapped for the node since).
+fn stray_device(fd: &OwnedFd) -> bool {
+    static DEV: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    let homes = DEV.get_or_init(|| {
+        ["/dev", "/dev/pts"]
+            .iter()
+            .filter_map(|d| std::fs::metadata(d).ok())
+            .map(|m| std::os::unix::fs::MetadataExt::dev(&m))
+            .collect()
+    });
+    fsops::fstat(fd.as_fd()).is_ok_and(|st| {
+        let kind = st.st_mode & libc::S_IFMT;
+        (kind == libc::S_IFCHR || kind == libc::S_IFBLK) && !homes.contains(&st.st_dev)
+    })
+}
+
 /// What performing gives: the syscall's answer, or a descriptor to install and return.
 pub enum Outcome {
     Reply(Reply),
@@ -1197,6 +1216,7 @@ impl Action {
                     }
                     Ok(Err(Errno::ENXIO)) if added && fifo_here() => Outcome::Blocks,
                     Err(e) | Ok(Err(e)) => Outcome::Reply(Reply::Fail(e as i32)),
+                    Ok(Ok(fd)) if stray_device(&fd) => Outcome::Reply(Reply::Fail(libc::EACCES)),
                     Ok(Ok(fd)) => opened(fd, *flags, added),
                 }
             }
@@ -1227,6 +1247,7 @@ impl Action {
                 };
                 match r {
                     Err(e) | Ok(Err(e)) => Outcome::Reply(Reply::Fail(e as i32)),
+                    Ok(Ok(fd)) if stray_device(&fd) => Outcome::Reply(Reply::Fail(libc::EACCES)),
                     Ok(Ok(fd)) => opened(fd, *flags, false),
                 }
             }

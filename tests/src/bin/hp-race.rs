@@ -55,6 +55,8 @@
 //! - `core-dump DIR`: a child in DIR raises its core limit and aborts; an escape is a file
 //!   the kernel wrote in DIR.
 //! - `prlimit-parent`: lowers the parent's (the launcher's) open-file limit, then restores it.
+//! - `perf-parent`: a performance counter on the parent (the launcher).
+//! - `dev-open DIR`: a node of /dev/null's device made in DIR, opened for writing.
 //! - `tty-steal TTY`: makes TTY (nobody's controlling terminal) ours in a new session, then
 //!   writes through `/dev/tty`; prints `wrote` or `refused ERRNO`.
 //! - `tty-nofollow`: open /dev/tty O_WRONLY|O_NOFOLLOW and write `tty-ok` to it (it must be
@@ -1830,6 +1832,52 @@ fn tty_steal(tty: &Path) {
     }
 }
 
+/// `perf-parent`: opens a performance counter on our parent (under hallpass, the launcher:
+/// outside the session). As root that reaches past the ptrace check, and a `sigtrap` event
+/// would kill it; holding the counter is the escape (it is closed at once).
+fn perf_parent() {
+    // struct perf_event_attr as of its first published size (64 bytes): type, size, config,
+    // then flags at offset 40 (bit 5 exclude_kernel, bit 6 exclude_hv).
+    let mut attr = [0u8; 64];
+    attr[0..4].copy_from_slice(&1u32.to_ne_bytes()); // PERF_TYPE_SOFTWARE
+    attr[4..8].copy_from_slice(&64u32.to_ne_bytes());
+    attr[8..16].copy_from_slice(&1u64.to_ne_bytes()); // PERF_COUNT_SW_TASK_CLOCK
+    attr[40..48].copy_from_slice(&((1u64 << 5) | (1 << 6)).to_ne_bytes());
+    // SAFETY: getppid cannot fail.
+    let parent = unsafe { libc::getppid() };
+    let fd = sys!(libc::SYS_perf_event_open, attr.as_ptr(), parent, -1, -1, 0);
+    eprintln!("hp-race: perf_event_open on the parent {}", step(fd));
+    close(fd);
+    single(fd >= 0, fd);
+}
+
+/// `dev-open DIR`: makes DIR/null, a node of /dev/null's device (1:3), and opens it for
+/// writing: a device reached through a name in the project. An escape is the open.
+fn dev_open(dir: &Path) {
+    let node = c(&dir.join("null"));
+    let mode = (libc::S_IFCHR | 0o600) as libc::c_long;
+    let made = sys!(
+        libc::SYS_mknodat,
+        AT_FDCWD,
+        node.as_ptr(),
+        mode,
+        libc::makedev(1, 3)
+    );
+    let fd = sys!(
+        libc::SYS_openat,
+        AT_FDCWD,
+        node.as_ptr(),
+        (libc::O_WRONLY | libc::O_CLOEXEC) as libc::c_long
+    );
+    eprintln!(
+        "hp-race: mknod {}, open for writing {}",
+        step(made),
+        step(fd)
+    );
+    close(fd);
+    single(fd >= 0, if made < 0 { made } else { fd });
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("landlocked") {
@@ -1901,6 +1949,8 @@ fn main() {
         "core-dump" => core_dump(&path(2)),
         "prlimit-parent" => prlimit_parent(),
         "tty-steal" => tty_steal(&path(2)),
+        "perf-parent" => perf_parent(),
+        "dev-open" => dev_open(&path(2)),
         "tty-nofollow" => {
             let fd = sys!(
                 libc::SYS_openat,
