@@ -319,6 +319,10 @@ fn wait_for(pid: Pid, signals: &SigSet, resized: &dyn Fn(), all: bool) -> i32 {
     let interactive = std::io::IsTerminal::is_terminal(&std::io::stdin());
     let mut code = None;
     let mut stopping = false;
+    // Whether the last look for the session's processes failed: then look again soon, not
+    // only when a signal comes. Said once.
+    let mut unlisted = false;
+    let mut said = false;
     loop {
         loop {
             match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
@@ -329,25 +333,43 @@ fn wait_for(pid: Pid, signals: &SigSet, resized: &dyn Fn(), all: bool) -> i32 {
             }
         }
         if let Some(c) = code {
-            // Left: the session's processes, not a daemon we may have started and inherited.
-            if !all || procs::descendants().is_empty() {
+            if !all {
                 return c;
             }
-        }
-        match signals.wait() {
-            Ok(Signal::SIGCHLD) => {}
-            Ok(Signal::SIGWINCH) => resized(),
-            Ok(Signal::SIGINT | Signal::SIGQUIT) if interactive => {}
-            Ok(s) if all => {
-                if !stopping {
-                    stopping = true;
-                    procs::stop_all(&format!("stopping on {s}"));
+            // Left: the session's processes, not a daemon we may have started and inherited.
+            // Not knowing is not "none left".
+            match procs::none_left() {
+                Ok(true) => return c,
+                Ok(false) => unlisted = false,
+                Err(e) => {
+                    unlisted = true;
+                    if !said {
+                        said = true;
+                        crate::say(&format!(
+                            "hallpass: cannot list the session's processes (reading /proc: {e}); waiting on until none is left"
+                        ));
+                    }
                 }
             }
-            Ok(s) => {
+        }
+        let signal = if unlisted {
+            crate::sys::signals::wait(signals, std::time::Duration::from_millis(100))
+        } else {
+            signals.wait().ok()
+        };
+        match signal {
+            Some(Signal::SIGCHLD) => {}
+            Some(Signal::SIGWINCH) => resized(),
+            Some(Signal::SIGINT | Signal::SIGQUIT) if interactive => {}
+            Some(s) if all && !stopping => {
+                stopping = true;
+                procs::stop_all(&format!("stopping on {s}"));
+            }
+            Some(_) if all => {}
+            Some(s) => {
                 let _ = kill(pid, s);
             }
-            Err(_) => {}
+            None => {}
         }
     }
 }

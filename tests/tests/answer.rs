@@ -318,3 +318,151 @@ fn the_interactive_client_follows_a_daemon_restart() {
     t.keys(&["q"]);
     assert_eq!(stdout(&finish(c)), "ok\n");
 }
+
+/// The daemon's log, for what it says of refused peers.
+fn daemon_log(s: &Scratch) -> String {
+    std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.log")).unwrap_or_default()
+}
+
+#[test]
+fn a_process_under_a_seccomp_filter_cannot_answer_or_change_the_rules() {
+    // As a process the command left behind is once its session is over: under the session's
+    // filter, with no launcher above it. Here the filter is one of its own (allowing
+    // everything), and the process is started from outside any session.
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("answer-filtered", v);
+        let log = s.root.join("log.jsonl");
+        let f = s.outside.join("f");
+        let c = session(&s, &log, &format!("hp-write touch {}", f.display()));
+        let q = s.wait_pending(1, &[]);
+        let id = q[0]["id"].to_string();
+        let filtered = |args: &[&str]| {
+            let mut cmd = s.command(bin("hp-write"));
+            cmd.arg("sandboxed").arg(bin("hallpass")).args(args);
+            run(cmd)
+        };
+        let rules = s.home.join(".config/hallpass/rules");
+        for args in [
+            &["answer", "--id", &id, "once"][..],
+            &["answer", "--id", &id, "always"],
+            &["answer", "--json"],
+            &["rules", "allow", &s.outside.to_string_lossy()],
+            &["rules", "allow", &s.home.to_string_lossy()],
+            &["status"],
+            &["--prompt=allow", "--", "true"],
+        ] {
+            let out = filtered(args);
+            assert_eq!(
+                out.status.code(),
+                Some(125),
+                "{v:?} {args:?}: {}",
+                stdout(&out)
+            );
+            let err = stderr(&out);
+            assert!(err.contains("seccomp"), "{v:?} {args:?}: {err}");
+        }
+        // Nothing changed: the rules file was never written, the question waits as it was.
+        assert!(!rules.exists(), "{v:?}");
+        let q2 = pending(&s, &[]);
+        assert_eq!(q2.len(), 1, "{v:?}: {q2:?}");
+        assert_eq!(q2[0]["id"], q[0]["id"], "{v:?}");
+        // The daemon says why.
+        assert!(
+            daemon_log(&s).contains("runs under a seccomp filter"),
+            "{v:?}: {}",
+            daemon_log(&s)
+        );
+        // From outside the question is answered as ever.
+        let out = run(s.hallpass(["answer", "--id", &id, "deny"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&finish(c)), "err 13\n");
+        assert!(!f.exists());
+    }
+}
+
+#[test]
+fn a_process_that_outlives_its_session_cannot_add_a_rule_or_answer() {
+    let mut runs: Vec<(Variant, &str)> = variants()
+        .into_iter()
+        .filter(|v| !v.lend)
+        .map(|v| (v, "--mode=lite"))
+        .collect();
+    runs.push((variants()[0], "--mode=strict"));
+    for (v, mode) in runs {
+        let s = Scratch::new("answer-survivor", v);
+        // Another session's question, for the survivor to try to answer.
+        let q_file = s.outside.join("q");
+        let other = session(
+            &s,
+            &s.root.join("other.jsonl"),
+            &format!("hp-write touch {}", q_file.display()),
+        );
+        let q = s.wait_pending(1, &[]);
+        let id = q[0]["id"].to_string();
+        // The command takes its launcher's descriptors away (so it cannot read /proc to end
+        // what is left), leaves a process that waits until the launcher is gone, then tries
+        // to add a lasting rule for the home directory and to answer the other question.
+        let script = format!(
+            "L=$PPID; prlimit --pid $L --nofile=0:0 2>/dev/null && echo starved; \
+             ( while [ -e /proc/$L ] && ! grep -q '^State:.Z' /proc/$L/status; do sleep 0.1; done; sleep 0.5; \
+               hallpass rules allow {home} 2>&1; echo rules=$?; \
+               hallpass answer --id {id} always 2>&1; echo answer=$?; \
+               echo done ) & exit 0",
+            home = s.home.display()
+        );
+        let child = background(s.hallpass([mode, "--prompt=deny", "--", "sh", "-c", &script]));
+        // The survivor holds the pipes: reading them to the end waits for it too.
+        let out = finish(child);
+        let (text, err) = (stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(0), "{v:?} {mode}: {err}");
+        if text.contains("done") {
+            // It survived: the launcher said it could not end it, and the daemon refused it.
+            assert!(text.contains("starved"), "{v:?} {mode}: {text}");
+            assert!(
+                err.contains("cannot list the processes the command left behind"),
+                "{v:?} {mode}: {err}"
+            );
+            for what in ["rules", "answer"] {
+                assert!(
+                    text.lines()
+                        .any(|l| l.starts_with(&format!("{what}=")) && !l.ends_with("=0")),
+                    "{v:?} {mode}: {what} succeeded after the session: {text}"
+                );
+            }
+            assert!(text.contains("runs under a seccomp filter"), "{text}");
+            assert!(
+                daemon_log(&s).contains("runs under a seccomp filter"),
+                "{}",
+                daemon_log(&s)
+            );
+        } else {
+            // Taking the launcher's descriptors was refused, or the launcher took them back
+            // (as root where it may): what was left was ended, nothing survived to try.
+            eprintln!("{v:?} {mode}: no survivor to try ({text:?}; {err})");
+            assert!(
+                err.contains("hallpass: ended ") && !err.contains("could not end"),
+                "{v:?} {mode}: {err}"
+            );
+        }
+        // Whatever happened, the rules are as they were and the question still waits.
+        assert!(
+            !s.home.join(".config/hallpass/rules").exists(),
+            "{v:?} {mode}"
+        );
+        let q2 = pending(&s, &[]);
+        assert_eq!(q2.len(), 1, "{v:?} {mode}: {q2:?}");
+        assert_eq!(q2[0]["id"], q[0]["id"], "{v:?} {mode}");
+        let out = run(s.hallpass(["answer", "--id", &id, "deny"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&finish(other)), "err 13\n");
+        // A later unattended session still cannot write outside.
+        let out = run(s.hallpass([
+            "--prompt=deny",
+            "--",
+            "hp-write",
+            "touch",
+            &s.home.join("x").to_string_lossy(),
+        ]));
+        assert_eq!(stdout(&out), "err 13\n", "{v:?} {mode}: {}", stderr(&out));
+    }
+}

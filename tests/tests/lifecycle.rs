@@ -425,3 +425,95 @@ fn on_kernels_without_landlock_scopes_renames_still_work_and_tracing_out_is_refu
     );
     assert!(s.project.join("b/f").exists() && s.project.join("a/g").exists());
 }
+
+/// The processes whose command line holds `tag`, from `/proc`.
+fn with_tag(tag: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.parse::<u32>().is_err() {
+            continue;
+        }
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(tag) {
+            out.push(format!("{name}: {cmd}"));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_chain_of_fork_and_exit_is_ended_with_the_command() {
+    let mut runs: Vec<(Variant, &str)> = variants()
+        .into_iter()
+        .filter(|v| !v.lend)
+        .map(|v| (v, "--mode=lite"))
+        .collect();
+    runs.push((variants()[0], "--mode=strict"));
+    for (v, mode) in runs {
+        let s = Scratch::new("hopper", v);
+        // Unique to this run: how its chain is told apart in /proc.
+        let tag = format!(
+            "hop-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        );
+        // The chain ignores SIGTERM, forks and exits as fast as it can, and gives up by itself
+        // after 30 s (were it to escape). Every link holds our end of its stdout.
+        let mut child = s
+            .hallpass([
+                mode,
+                "--prompt=deny",
+                "--",
+                "sh",
+                "-c",
+                &format!("hp-write hop 30 {tag} & sleep 0.5; exit 0"),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut out, &mut text);
+            let _ = tx.send(text);
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{v:?} {mode}: hallpass did not end"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err);
+        assert_eq!(status.code(), Some(0), "{v:?} {mode}: {err}");
+        // Every link of the chain holds the pipe: it closes only once none is left.
+        let text = rx.recv_timeout(Duration::from_secs(5)).unwrap_or_else(|_| {
+            panic!(
+                "{v:?} {mode}: the chain outlived hallpass: {:?}\n{err}",
+                with_tag(&tag)
+            )
+        });
+        assert!(text.starts_with("hopping "), "{v:?} {mode}: {text:?}");
+        assert_eq!(with_tag(&tag), Vec::<String>::new(), "{v:?} {mode}");
+        // It did hop (more than one pid was ended), and all of it was ended.
+        let ended: usize = err
+            .strip_prefix("hallpass: ended ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{v:?} {mode}: {err}"));
+        assert!(ended >= 2, "{v:?} {mode}: {err}");
+        assert!(!err.contains("could not end"), "{v:?} {mode}: {err}");
+    }
+}

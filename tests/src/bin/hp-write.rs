@@ -19,6 +19,14 @@
 //! - `hp-write every DIR N MS`: creates DIR/e<i> N times, one every MS milliseconds, printing
 //!   `e<i> ok` or `e<i> err ERRNO` for each (flushed at once): a process that outlives its
 //!   session.
+//! - `hp-write hop SECS [TAG]`: prints `hopping PID`, then ignores SIGTERM, SIGHUP and SIGINT and,
+//!   for SECS seconds, forks and exits over and over (each child leaves the session and group
+//!   with `setsid`), as fast as it can: a chain of new pids that a single round of SIGKILL
+//!   over a list of pids misses. Every link keeps the standard streams open. TAG is ignored
+//!   (it tells a test's chain apart in `/proc/PID/cmdline`).
+//! - `hp-write sandboxed PROGRAM ARGS...`: sets no_new_privs and installs a seccomp filter
+//!   that allows everything, then runs PROGRAM: a process under a filter of its own, as a
+//!   process that outlived its hallpass session is under that session's.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -685,6 +693,8 @@ fn main() {
             ));
             println!("{}", if r >= 0 { "ok".to_string() } else { errname(r) });
         }
+        "hop" => hop(arg(2).parse().unwrap()),
+        "sandboxed" => sandboxed(&args[2..]),
         other => {
             eprintln!("hp-write: unknown command {other}");
             std::process::exit(2);
@@ -745,4 +755,71 @@ fn signals(d: &Path, n: usize) {
     let sent = sender.join().unwrap();
     eprintln!("hp-write: sent {sent} signals");
     println!("ok {ok} err {err} eintr {eintr}");
+}
+
+fn hop(secs: u64) -> ! {
+    use std::io::Write;
+    println!("hopping {}", std::process::id());
+    let _ = std::io::stdout().flush();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    // SAFETY: ignoring signals affects only this process (and its children, as wanted).
+    unsafe {
+        for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+            libc::signal(sig, libc::SIG_IGN);
+        }
+    }
+    while std::time::Instant::now() < deadline {
+        // SAFETY: single-threaded; the child only forks, calls setsid, reads the clock and
+        // exits, all async-signal-safe.
+        match unsafe { libc::fork() } {
+            0 => {
+                // SAFETY: no memory is passed.
+                unsafe { libc::setsid() };
+            }
+            // The parent's part is done; a failed fork (EAGAIN) tries again.
+            p if p > 0 => {
+                // SAFETY: exiting without running destructors, as a forked process should.
+                unsafe { libc::_exit(0) }
+            }
+            _ => {}
+        }
+    }
+    // SAFETY: as above.
+    unsafe { libc::_exit(0) }
+}
+
+fn sandboxed(argv: &[String]) -> ! {
+    const SECCOMP_SET_MODE_FILTER: libc::c_long = 1;
+    const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+    let mut allow = [libc::sock_filter {
+        code: (libc::BPF_RET | libc::BPF_K) as u16,
+        jt: 0,
+        jf: 0,
+        k: SECCOMP_RET_ALLOW,
+    }];
+    let prog = libc::sock_fprog {
+        len: 1,
+        filter: allow.as_mut_ptr(),
+    };
+    // SAFETY: no memory is passed.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        panic!("no_new_privs: {}", std::io::Error::last_os_error());
+    }
+    let r = sys!(
+        libc::SYS_seccomp,
+        SECCOMP_SET_MODE_FILTER,
+        0,
+        &prog as *const libc::sock_fprog
+    );
+    assert_eq!(r, 0, "seccomp: {}", errname(r));
+    let args: Vec<CString> = argv.iter().map(|a| cs(a)).collect();
+    let mut ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    ptrs.push(std::ptr::null());
+    // SAFETY: `ptrs` is a NULL-terminated array of live NUL-terminated strings.
+    unsafe { libc::execvp(ptrs[0], ptrs.as_ptr()) };
+    panic!(
+        "cannot run {}: {}",
+        argv[0],
+        std::io::Error::last_os_error()
+    );
 }
