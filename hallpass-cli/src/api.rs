@@ -75,13 +75,14 @@ pub fn sandbox_hint() -> Option<String> {
             .map(|v| v.trim().to_string())
     };
     let mode = field("Seccomp")?;
-    if mode == "0" {
+    if mode == "0" || field("NoNewPrivs").as_deref() != Some("1") {
         return None;
     }
     Some(format!(
-        "this process runs under a seccomp filter (Seccomp: {mode}, {} filter(s)), as every \
-         process hallpass supervises does, and the daemon refuses such clients: run `hallpass \
-         answer`, `hallpass rules` and `hallpass status` outside any seccomp sandbox",
+        "this process runs under a seccomp filter with no_new_privs (Seccomp: {mode}, {} \
+         filter(s)), as every process hallpass supervises does, and the daemon refuses such \
+         clients: run `hallpass answer`, `hallpass rules` and `hallpass status` outside such a \
+         sandbox",
         field("Seccomp_filters").unwrap_or_else(|| "?".into())
     ))
 }

@@ -5,10 +5,12 @@
 //! (`Seccomp: 2` in `/proc/PID/status`, with `no_new_privs`), which it can neither remove
 //! nor leave behind in a child, and which stays when its launcher is gone. Ancestry alone is
 //! not enough: a process the command leaves behind that outlives the session has no
-//! launcher above it any more. So every peer under any seccomp filter is refused, whatever
-//! installed it: `hallpass answer`, `hallpass rules`, `hallpass status` and launchers must
-//! run outside any seccomp sandbox. A launcher ancestor is still looked for too (it names the
-//! session in the refusal).
+//! launcher above it any more. So every peer under a seccomp filter with `no_new_privs` is
+//! refused, whatever installed them (the launcher sets both before the command runs, and
+//! neither can be undone): `hallpass answer`, `hallpass rules`, `hallpass status` and
+//! launchers must run outside such a sandbox (a container's default seccomp profile, which
+//! leaves `no_new_privs` off, is fine). A launcher ancestor is still looked for too (it names
+//! the session in the refusal).
 //!
 //! Other marks considered: a Landlock domain cannot be asked about from outside; Landlock's
 //! abstract Unix socket scope (ABI 6, Linux 6.12) would keep a scoped command from reaching an
@@ -47,10 +49,10 @@ pub enum PeerError {
     #[error("peer pid {pid} is supervised by session launcher {launcher}")]
     Supervised { pid: i32, launcher: i32 },
     #[error(
-        "peer pid {pid} runs under a seccomp filter (Seccomp: {mode}, {filters} filter(s)), \
-         as every process hallpass supervises does, even after its session ended; \
-         run `hallpass answer`, `hallpass rules`, `hallpass status` and `hallpass -- COMMAND` \
-         outside any seccomp sandbox"
+        "peer pid {pid} runs under a seccomp filter with no_new_privs (Seccomp: {mode}, \
+         {filters} filter(s)), as every process hallpass supervises does, even after its \
+         session ended; run `hallpass answer`, `hallpass rules`, `hallpass status` and \
+         `hallpass -- COMMAND` outside such a sandbox"
     )]
     Sandboxed { pid: i32, mode: u32, filters: u32 },
     #[error("cannot trace the ancestry of peer pid {pid}")]
@@ -71,6 +73,15 @@ pub struct Seccomp {
 
 /// The seccomp state in the text of a `/proc/PID/status` file; `None` if it does not say
 /// (a kernel without seccomp: read as unknown, never as unfiltered).
+impl Seccomp {
+    /// Whether this is the mark every supervised process has: a seccomp filter and
+    /// no_new_privs. A container's default seccomp profile comes without no_new_privs, so
+    /// `hallpass answer` still works inside one.
+    pub fn marks_supervised(&self) -> bool {
+        self.mode != 0 && self.no_new_privs
+    }
+}
+
 pub fn parse_seccomp(status: &str) -> Option<Seccomp> {
     let field = |name: &str| -> Option<u32> {
         status
@@ -113,7 +124,7 @@ pub fn check(stream: &UnixStream, launchers: &[i32]) -> Result<Peer, PeerError> 
         .map_err(|_| unknown())?;
     let peer = Peer { pid, uid: c.uid() };
     let verdict = ancestry(pid, launchers).and_then(|()| match seccomp_of(pid) {
-        Ok(s) if s.mode == 0 => Ok(peer),
+        Ok(s) if !s.marks_supervised() => Ok(peer),
         Ok(s) => Err(PeerError::Sandboxed {
             pid,
             mode: s.mode,
@@ -186,6 +197,9 @@ mod tests {
                 no_new_privs: true
             })
         );
+        let container = "NoNewPrivs:\t0\nSeccomp:\t2\nSeccomp_filters:\t1\n";
+        assert!(!parse_seccomp(container).unwrap().marks_supervised());
+        assert!(parse_seccomp(filtered).unwrap().marks_supervised());
         let free = "NoNewPrivs:\t0\nSeccomp:\t0\nSeccomp_filters:\t0\n";
         assert_eq!(parse_seccomp(free).map(|s| s.mode), Some(0));
         // A status that does not say is not read as unfiltered.
