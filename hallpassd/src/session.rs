@@ -664,7 +664,98 @@ struct Supervisor<'a> {
 }
 
 impl Supervisor<'_> {
+    /// Receives and handles notifications until the launcher goes away. This thread blocks in
+    /// `SECCOMP_IOCTL_NOTIF_RECV` itself, with no `poll` before each notification (one
+    /// syscall less per write, and no wait queue of two descriptors to set up and tear down);
+    /// a watcher thread waits for the launcher's hang-up and interrupts it. Where the kernel
+    /// cannot be interrupted so (the handler could not be installed), it polls as before.
     fn run(&mut self, control: &UnixStream) {
+        if crate::sys::fsops::interruptible().is_err() {
+            return self.run_polling(control);
+        }
+        let stop = AtomicBool::new(false);
+        let done = AtomicBool::new(false);
+        let (wake_rx, wake_tx) = match UnixStream::pair() {
+            Ok(p) => p,
+            Err(_) => return self.run_polling(control),
+        };
+        let me = crate::sys::fsops::this_thread();
+        std::thread::scope(|scope| {
+            let watcher = std::thread::Builder::new()
+                .name("hallpassd-watch".into())
+                .spawn_scoped(scope, || {
+                    watch_launcher(control, &wake_rx, &stop, &done, me);
+                });
+            if watcher.is_err() {
+                drop(wake_tx);
+                return self.run_polling(control);
+            }
+            self.receive(control, &stop);
+            done.store(true, Ordering::SeqCst);
+            // The watcher returns once this end is gone.
+            drop(wake_tx);
+        });
+    }
+
+    /// The receiving loop of [`Self::run`]: `stop` is set when the launcher went away.
+    fn receive(&mut self, control: &UnixStream, stop: &AtomicBool) {
+        let shared = self.shared.clone();
+        let listener = shared.listener();
+        let id = shared.info.id;
+        while !stop.load(Ordering::SeqCst) {
+            match seccomp::recv(listener) {
+                Ok(n) => self.take(listener, &n),
+                // The watcher interrupts us to look at `stop`.
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                // The target died, or a signal made it give up, before we took it; or no
+                // process uses the filter any more (Linux 6.6 and later say so at once).
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                    let mut fds = [PollFd::new(listener, PollFlags::empty())];
+                    let hup = poll(&mut fds, PollTimeout::ZERO).is_ok()
+                        && fds[0]
+                            .revents()
+                            .is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR));
+                    if hup {
+                        // Nothing left to supervise: wait for the launcher to finish.
+                        return self.wait_for_launcher(control, stop);
+                    }
+                }
+                Err(e) => {
+                    eprintln!("hallpassd: session {id}: receiving a notification: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Journals and handles one notification just received.
+    fn take(&mut self, listener: BorrowedFd<'_>, n: &seccomp::Notif) {
+        let shared = self.shared.clone();
+        if let Some(j) = shared.journal() {
+            j.begin(n);
+        }
+        self.handle(listener, n);
+        if let Some(j) = shared.journal() {
+            j.end();
+        }
+    }
+
+    /// Blocks until the launcher goes away (or `stop` says it did).
+    fn wait_for_launcher(&self, control: &UnixStream, stop: &AtomicBool) {
+        while !stop.load(Ordering::SeqCst) {
+            let mut fds = [PollFd::new(control.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::NONE) {
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return,
+                Ok(_) if fds[0].revents().is_some_and(|r| !r.is_empty()) => return,
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// The loop of [`Self::run`] where this thread cannot be interrupted: poll the launcher's
+    /// connection and the listener, receive when the listener is readable.
+    fn run_polling(&mut self, control: &UnixStream) {
         let shared = self.shared.clone();
         let listener = shared.listener();
         let id = shared.info.id;
@@ -694,15 +785,7 @@ impl Supervisor<'_> {
             let ev = fds[1].revents().unwrap_or(PollFlags::empty());
             if ev.contains(PollFlags::POLLIN) {
                 match seccomp::recv(listener) {
-                    Ok(n) => {
-                        if let Some(j) = shared.journal() {
-                            j.begin(&n);
-                        }
-                        self.handle(listener, &n);
-                        if let Some(j) = shared.journal() {
-                            j.end();
-                        }
-                    }
+                    Ok(n) => self.take(listener, &n),
                     // The target died, or a signal made it give up, before we took it.
                     Err(e)
                         if e.raw_os_error() == Some(libc::ENOENT)
@@ -1116,6 +1199,44 @@ impl Supervisor<'_> {
         let pid = tgid_of(tid).unwrap_or(tid);
         self.shared
             .record(pid, &exe_of(tid), syscall, path, decision, reason);
+    }
+}
+
+/// The watcher of [`Supervisor::run`]: waits for the launcher to hang up (the launcher sends
+/// nothing unasked after attaching, and the supervisor itself reads the replies to its lend
+/// requests, so only a hang-up is looked for), then sets `stop` and interrupts the supervisor
+/// thread `supervisor` until it says it is `done` (a signal that lands just before it blocks
+/// again is sent again). Returns when `wake` hangs up: the supervisor is done.
+fn watch_launcher(
+    control: &UnixStream,
+    wake: &UnixStream,
+    stop: &AtomicBool,
+    done: &AtomicBool,
+    supervisor: libc::pthread_t,
+) {
+    loop {
+        let mut fds = [
+            // Only POLLHUP and POLLERR, which poll always reports: the launcher closed.
+            PollFd::new(control.as_fd(), PollFlags::empty()),
+            PollFd::new(wake.as_fd(), PollFlags::POLLIN),
+        ];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => break,
+            Ok(_) => {}
+        }
+        if fds[1].revents().is_some_and(|r| !r.is_empty()) {
+            return;
+        }
+        if fds[0].revents().is_some_and(|r| !r.is_empty()) {
+            break;
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    while !done.load(Ordering::SeqCst) {
+        crate::sys::fsops::interrupt(supervisor);
+        let mut fds = [PollFd::new(wake.as_fd(), PollFlags::POLLIN)];
+        let _ = poll(&mut fds, PollTimeout::from(10u8));
     }
 }
 
