@@ -12,10 +12,13 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
+
+use crate::sys::readlink::read_link_at;
 
 /// `MAXSYMLINKS` (include/linux/namei.h): more links than this in one lookup is ELOOP.
 const MAX_LINKS: u32 = 40;
@@ -74,7 +77,28 @@ pub fn tgid_of(tid: i32) -> Option<i32> {
 /// than those of the threads that notified, as before.
 #[derive(Default)]
 pub struct ProcDirs {
-    dirs: HashMap<i32, OwnedFd>,
+    dirs: HashMap<i32, OwnedFd, BuildHasherDefault<TidHasher>>,
+}
+
+/// Thread ids are small distinct numbers: a multiplication spreads them well enough, where
+/// the default SipHash showed in the daemon's instruction count.
+#[derive(Default)]
+pub struct TidHasher(u64);
+
+impl Hasher for TidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_i32(&mut self, i: i32) {
+        self.0 = u64::from(i as u32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 /// Directories kept per session; all are closed when there would be more (threads that
@@ -92,20 +116,21 @@ impl ProcDirs {
         if fresh {
             self.open(tid)?;
         }
-        match nix::fcntl::readlinkat(&self.dirs[&tid], name) {
-            Ok(target) => Ok(PathBuf::from(target)),
+        match self.read_at(tid, name) {
             // A thread that exited, whose id may be another's by now (Linux says ESRCH under
             // the directory of a thread that is gone; older kernels ENOENT): once more,
             // afresh.
-            Err(nix::errno::Errno::ESRCH | nix::errno::Errno::ENOENT) if !fresh => {
+            Err(e) if !fresh && matches!(e.raw_os_error(), Some(libc::ESRCH | libc::ENOENT)) => {
                 self.dirs.remove(&tid);
                 self.open(tid)?;
-                nix::fcntl::readlinkat(&self.dirs[&tid], name)
-                    .map(PathBuf::from)
-                    .map_err(io::Error::from)
+                self.read_at(tid, name)
             }
-            Err(e) => Err(e.into()),
+            r => r,
         }
+    }
+
+    fn read_at(&self, tid: i32, name: &str) -> io::Result<PathBuf> {
+        read_link_at(Some(self.dirs[&tid].as_fd()), name.as_bytes())
     }
 
     /// Forgets thread `tid` (it exited).
@@ -147,13 +172,23 @@ pub fn base_of(t: Target, dirfd: Option<i32>, procs: &mut ProcDirs) -> io::Resul
     Ok(classify(target))
 }
 
-/// `fd/N` in `buf`, with no allocation.
+/// `fd/N` in `buf`, for `fd` >= 0, with no allocation (and no formatting machinery, which
+/// showed in the daemon's instruction count).
 fn fd_name(buf: &mut [u8; 16], fd: i32) -> &str {
-    use std::io::Write;
-    let mut w = &mut buf[..];
-    // "fd/" and at most 10 digits: always fits.
-    let _ = write!(w, "fd/{fd}");
-    let len = 16 - w.len();
+    let mut digits = [0u8; 10];
+    let mut n = fd.unsigned_abs();
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let len = 3 + digits.len() - i;
+    buf[..3].copy_from_slice(b"fd/");
+    buf[3..len].copy_from_slice(&digits[i..]);
     std::str::from_utf8(&buf[..len]).unwrap_or("fd")
 }
 
@@ -177,7 +212,12 @@ fn classify(link: PathBuf) -> Resolved {
 
 /// Resolves `path` for `t`, relative paths against `base` (absolute and already resolved).
 pub fn resolve(t: Target, base: &Path, path: &[u8], follow_last: bool) -> io::Result<Resolved> {
-    resolve_with(t, base, path, follow_last, &|p| std::fs::read_link(p))
+    resolve_with(t, base, path, follow_last, &read_link)
+}
+
+/// `std::fs::read_link` without its allocation when there is no link (most components).
+fn read_link(p: &Path) -> io::Result<PathBuf> {
+    read_link_at(None, p.as_os_str().as_bytes())
 }
 
 /// [`resolve`] with the symlink reader given, so the walk is testable on its own.
@@ -600,6 +640,9 @@ mod tests {
     fn fd_names() {
         let mut buf = [0u8; 16];
         assert_eq!(fd_name(&mut buf, 0), "fd/0");
+        assert_eq!(fd_name(&mut buf, 7), "fd/7");
+        assert_eq!(fd_name(&mut buf, 10), "fd/10");
+        assert_eq!(fd_name(&mut buf, 1234), "fd/1234");
         assert_eq!(fd_name(&mut buf, i32::MAX), "fd/2147483647");
     }
 

@@ -8,6 +8,7 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -935,22 +936,38 @@ impl Supervisor<'_> {
         action: &mut Option<Action>,
     ) -> Option<Reply> {
         let tid = n.pid as i32;
-        let mut files: Vec<&Path> = Vec::with_capacity(paths.len());
+        // One or two paths (a rename, a link): on the stack.
+        let mut kept: [&Path; 2] = [Path::new(""); 2];
+        let mut count = 0;
+        let mut more: Vec<&Path> = Vec::new();
         for r in paths {
             match r {
-                Resolved::Path(p) if !self.own_proc(tid, p) => files.push(p),
+                Resolved::Path(p) if !self.own_proc(tid, p) => {
+                    if count < kept.len() {
+                        kept[count] = p;
+                        count += 1;
+                    } else {
+                        more.push(p);
+                    }
+                }
                 // A pipe or socket reopened through /proc/self/fd, or the writer's own /proc
                 // entries: nothing on disk.
                 _ => {}
             }
         }
+        let files: &[&Path] = if more.is_empty() {
+            &kept[..count]
+        } else {
+            more.splice(0..0, kept[..count].iter().copied());
+            &more
+        };
         let shared = &*self.shared;
         if files.is_empty() {
             shared.count(Decision::Allow);
             return Some(Reply::Continue);
         }
         let rules = self.questions.rules().current();
-        let (decision, reason, i) = shared.decide(syscall, &files, &rules);
+        let (decision, reason, i) = shared.decide(syscall, files, &rules);
         if reason == Reason::Implicit {
             shared.count(decision);
             return Some(if decision == Decision::Allow {
@@ -965,7 +982,7 @@ impl Supervisor<'_> {
         if decision == Decision::Ask {
             // Every path that needs an answer is shown (both of a rename, say): the answer
             // applies to the whole syscall.
-            let undecided = shared.undecided(syscall, &files, &rules);
+            let undecided = shared.undecided(syscall, files, &rules);
             let all: Vec<PathBuf> = files.iter().map(|p| p.to_path_buf()).collect();
             if self.ask(n, syscall, &undecided, all, action) {
                 return None;
@@ -1185,6 +1202,10 @@ impl Supervisor<'_> {
     /// `map_files/...`): one of those still here was not resolved (the descriptor closed
     /// meanwhile, say) and could name anything by the time the kernel follows it.
     fn own_proc(&self, tid: i32, p: &Path) -> bool {
+        // Resolved paths are normalized: one test of their bytes rules out nearly all.
+        if !p.as_os_str().as_bytes().starts_with(b"/proc/") {
+            return false;
+        }
         let Some(pid) = proc_pid(p) else { return false };
         if pid != tid && Some(pid) != tgid_of(tid) {
             return false;
