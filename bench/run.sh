@@ -23,6 +23,9 @@
 #   BENCH_NO_BUILD=1     skip `cargo build --release` (use what target/release holds)
 #   BENCH_BIN=DIR        take hallpass, hallpassd and hp-floor from DIR instead (no build): to
 #                        measure a build kept from another commit
+#   BENCH_BASE=DIR       also run `base`: hallpass --prompt=deny from the hallpass and hallpassd
+#                        in DIR (another build, with a daemon of its own), paired with the
+#                        others in every round: a before/after under the same load
 #   BENCH_KEEP=1         keep the scratch directory (raw times in times.tsv)
 #
 # What it does: builds the release binaries, copies hallpass, hallpassd and hp-floor to a
@@ -72,7 +75,7 @@ measure() {
     local work=$BENCH_WORK
     local bin=$work/bin
     export HOME=$work/home XDG_RUNTIME_DIR=$work/run HALLPASSD=$bin/hallpassd
-    trap 'kill_daemon "$XDG_RUNTIME_DIR"' EXIT
+    trap 'kill_daemon "$XDG_RUNTIME_DIR"; kill_daemon "$work/run-base"' EXIT
     cd "$work/project"
 
     local variants=(native floor hallpass)
@@ -80,6 +83,7 @@ measure() {
     [[ ${BENCH_FLOOR_SYNC:-1} == 1 ]] && variants+=(floor-sync)
     [[ ${BENCH_FLOOR_SYNC:-1} == 1 && ${BENCH_FLOOR_READ:-1} == 1 ]] && variants+=(floor-read)
     [[ -x $bin/sandlock ]] && variants+=(sandlock)
+    [[ -x $bin/base/hallpass ]] && variants+=(base)
     local times=$work/times.tsv
     : >"$times"
 
@@ -94,6 +98,7 @@ measure() {
             hallpass) wrap=("$bin/hallpass" --prompt=deny --) ;;
             strict) wrap=("$bin/hallpass" --mode=strict --prompt=deny --) ;;
             sandlock) wrap=("$bin/sandlock" run -r / -w "$work/project" -w /dev/null --) ;;
+            base) wrap=(env XDG_RUNTIME_DIR="$work/run-base" HALLPASSD="$bin/base/hallpassd" "$bin/base/hallpass" --prompt=deny --) ;;
         esac
         case $w in
             untar)
@@ -207,8 +212,8 @@ report() {
         # Added-cost ratios: (variant - native) / (floor - native), per phase.
         print ""
         printf "%-46s %8s %8s %8s\n", "added-cost ratio", "untar", "rm", "both"
-        split("hallpass floor-sync|hallpass floor|floor-read floor-sync|hallpass floor-read|strict hallpass|sandlock hallpass|strict sandlock", pairs, "|")
-        for (pi = 1; pi <= 7; pi++) {
+        np = split("hallpass floor-sync|hallpass floor|floor-read floor-sync|hallpass floor-read|base floor-sync|hallpass base|strict hallpass|sandlock hallpass|strict sandlock", pairs, "|")
+        for (pi = 1; pi <= np; pi++) {
             split(pairs[pi], pv, " ")
             if (!has("untar", pv[1]) || !has("untar", pv[2])) continue
             printf "%-46s %8s %8s %8s\n", "(" pv[1] " - native) / (" pv[2] " - native)", ratio("untar", pv[1], pv[2]), ratio("rm", pv[1], pv[2]), ratio("both", pv[1], pv[2])
@@ -249,6 +254,7 @@ fi
 work=/dev/shm/hallpass-bench-$$
 cleanup() {
     kill_daemon "$work/run"
+    kill_daemon "$work/run-base"
     if [[ ${BENCH_KEEP:-0} == 1 ]]; then
         say "kept $work"
     else
@@ -256,13 +262,20 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
-mkdir -p "$work"/{bin,data/tree,project,home,run}
-chmod 700 "$work/run"
+mkdir -p "$work"/{bin,data/tree,project,home,run,run-base}
+chmod 700 "$work/run" "$work/run-base"
 for b in hallpass hallpassd hp-floor; do
     [[ -x $bindir/$b ]] || die "missing $bindir/$b (build failed?)"
     cp "$bindir/$b" "$work/bin/"
 done
 cp "${BASH_SOURCE[0]}" "$work/run.sh"
+if [[ -n ${BENCH_BASE:-} ]]; then
+    mkdir "$work/bin/base"
+    for b in hallpass hallpassd; do
+        [[ -x $BENCH_BASE/$b ]] || die "missing $BENCH_BASE/$b (BENCH_BASE)"
+        cp "$BENCH_BASE/$b" "$work/bin/base/"
+    done
+fi
 sandlock=${BENCH_SANDLOCK-/tmp/sandlockroot/bin/sandlock}
 if [[ -n $sandlock && -x $sandlock ]]; then
     cp "$sandlock" "$work/bin/sandlock"
@@ -286,6 +299,7 @@ if [[ $rev != unknown && -n $(git -C "$repo" status --porcelain 2>/dev/null) ]];
     rev+=" (+ uncommitted changes)"
 fi
 [[ -n ${BENCH_BIN:-} ]] && rev="binaries from $BENCH_BIN"
+[[ -n ${BENCH_BASE:-} ]] && rev+=", base from $BENCH_BASE"
 
 if ((${#run_as[@]})); then
     chown -R "$uid:$gid" "$work"
