@@ -4,13 +4,15 @@
 use std::io;
 use std::path::PathBuf;
 
+use crate::dircache::DirCache;
 use crate::mem::{Lender, Memory};
-use crate::resolve::{base_of, fd_path, resolve, ProcDirs, Resolved, Target};
+use crate::resolve::{base_of, fd_path, object_of, resolve, ProcDirs, Resolved, Target};
 use crate::sys::seccomp::Notif;
 use crate::syscalls::{
     is_write_open, Follow, Kind, Lookup, PathArg, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW,
     AT_SYMLINK_NOFOLLOW, O_CREAT, O_EXCL, O_NOFOLLOW,
 };
+use std::sync::Arc;
 
 /// What a notification asks for.
 #[derive(Debug)]
@@ -68,6 +70,14 @@ impl Decoder {
             arch: arch.audit(),
             session,
             procs: ProcDirs::new(),
+        }
+    }
+
+    /// A decoder that resolves directory descriptors through `cache` (lite mode).
+    pub fn with_cache(arch: crate::syscalls::Arch, session: i32, cache: Arc<DirCache>) -> Decoder {
+        Decoder {
+            procs: ProcDirs::with_cache(cache),
+            ..Decoder::new(arch, session)
         }
     }
 
@@ -268,7 +278,7 @@ fn path_arg(
     if s.is_empty() {
         if let Some(f) = pa.empty_path {
             if args[f as usize] as u32 & AT_EMPTY_PATH != 0 {
-                return base_of(t, dirfd, procs);
+                return object_of(t, dirfd, procs);
             }
         }
         return Err(io::Error::from_raw_os_error(libc::ENOENT));

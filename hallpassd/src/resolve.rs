@@ -17,7 +17,9 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
+use crate::dircache::DirCache;
 use crate::sys::readlink::read_link_at;
 
 /// `MAXSYMLINKS` (include/linux/namei.h): more links than this in one lookup is ELOOP.
@@ -78,6 +80,8 @@ pub fn tgid_of(tid: i32) -> Option<i32> {
 #[derive(Default)]
 pub struct ProcDirs {
     dirs: HashMap<i32, OwnedFd, BuildHasherDefault<TidHasher>>,
+    /// Lite mode's paths of directory descriptors ([`crate::dircache`]).
+    cache: Option<Arc<DirCache>>,
 }
 
 /// Thread ids are small distinct numbers: a multiplication spreads them well enough, where
@@ -99,6 +103,10 @@ impl Hasher for TidHasher {
     fn write_i32(&mut self, i: i32) {
         self.0 = u64::from(i as u32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
+
+    fn write_u64(&mut self, i: u64) {
+        self.0 = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 /// Directories kept per session; all are closed when there would be more (threads that
@@ -108,6 +116,14 @@ const MAX_PROC_DIRS: usize = 128;
 impl ProcDirs {
     pub fn new() -> ProcDirs {
         ProcDirs::default()
+    }
+
+    /// Resolves directory descriptors through `cache`.
+    pub fn with_cache(cache: Arc<DirCache>) -> ProcDirs {
+        ProcDirs {
+            cache: Some(cache),
+            ..ProcDirs::default()
+        }
     }
 
     /// The target of the magic link `name` (`cwd`, `fd/N`) of thread `tid`.
@@ -152,8 +168,21 @@ impl ProcDirs {
     }
 }
 
-/// Where a relative path starts: the target's cwd, or the object behind a dirfd.
+/// Where a relative path starts: the target's cwd, or the directory behind a dirfd.
 pub fn base_of(t: Target, dirfd: Option<i32>, procs: &mut ProcDirs) -> io::Result<Resolved> {
+    if let (Some(fd), Some(cache)) = (dirfd, procs.cache.clone()) {
+        if fd >= 0 {
+            if let Some(p) = cache.path(t.tid, fd, procs) {
+                return Ok(Resolved::Path(p));
+            }
+        }
+    }
+    object_of(t, dirfd, procs)
+}
+
+/// What `dirfd` itself names (the cwd for none or `AT_FDCWD`): read from `/proc` each time,
+/// since it may be any kind of file.
+pub fn object_of(t: Target, dirfd: Option<i32>, procs: &mut ProcDirs) -> io::Result<Resolved> {
     let mut name = [0u8; 16];
     let name = match dirfd {
         None | Some(crate::syscalls::AT_FDCWD) => "cwd",
@@ -197,7 +226,7 @@ pub fn fd_path(t: Target, fd: i32, procs: &mut ProcDirs) -> io::Result<Resolved>
     if fd < 0 {
         return Err(io::Error::from_raw_os_error(libc::EBADF));
     }
-    base_of(t, Some(fd), procs)
+    object_of(t, Some(fd), procs)
 }
 
 /// A magic link's target: a path, or one of the kernel's names for things that are not files.

@@ -25,6 +25,7 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 use crate::ask::Questions;
 use crate::decode::{Decoder, Op};
+use crate::dircache::DirCache;
 use crate::journal::Journal;
 use crate::log::{now_rfc3339, Log, Record};
 use crate::mem::{Lender, Memory};
@@ -594,10 +595,18 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         waiting: std::sync::atomic::AtomicUsize::new(0),
         ttys,
     });
+    // Lite mode keeps the paths of directory descriptors; not for a session a dead daemon
+    // held, which may have let renames through that have not happened yet.
+    let dircache = Arc::new(DirCache::new(!strict && !a.resume));
     let mut s = Supervisor {
         shared: shared.clone(),
         questions: questions.clone(),
-        decoder: Decoder::new(Arch::native(), info.pid.load(Ordering::Relaxed)),
+        decoder: Decoder::with_cache(
+            Arch::native(),
+            info.pid.load(Ordering::Relaxed),
+            dircache.clone(),
+        ),
+        dircache,
         mem: Memory::new(lend),
         lender: ControlLender(control),
         roots: None,
@@ -650,6 +659,8 @@ struct Supervisor<'a> {
     shared: Arc<Shared>,
     questions: Arc<Questions>,
     decoder: Decoder,
+    /// Lite mode's paths of directory descriptors (also the decoder's).
+    dircache: Arc<DirCache>,
     mem: Memory,
     lender: ControlLender<'a>,
     /// Where strict lookups start.
@@ -681,11 +692,12 @@ impl Supervisor<'_> {
             Err(_) => return self.run_polling(control),
         };
         let me = crate::sys::fsops::this_thread();
+        let dircache = self.dircache.clone();
         std::thread::scope(|scope| {
             let watcher = std::thread::Builder::new()
                 .name("hallpassd-watch".into())
                 .spawn_scoped(scope, || {
-                    watch_launcher(control, &wake_rx, &stop, &done, me);
+                    watch_launcher(control, &wake_rx, &stop, &done, me, &dircache);
                 });
             if watcher.is_err() {
                 drop(wake_tx);
@@ -757,6 +769,8 @@ impl Supervisor<'_> {
     /// The loop of [`Self::run`] where this thread cannot be interrupted: poll the launcher's
     /// connection and the listener, receive when the listener is readable.
     fn run_polling(&mut self, control: &UnixStream) {
+        // No watcher to let go of idle directories: keep none.
+        self.dircache.off();
         let shared = self.shared.clone();
         let listener = shared.listener();
         let id = shared.info.id;
@@ -815,7 +829,13 @@ impl Supervisor<'_> {
         if self.strict {
             return self.handle_strict(listener, n);
         }
-        let kind = self.decoder.syscall(n).map(|sc| sc.kind);
+        let sc = self.decoder.syscall(n);
+        // Whatever this thread did before is done; a rename may move directories kept.
+        self.dircache.noted(tid);
+        if sc.is_some_and(|sc| crate::syscalls::renames(sc.name)) {
+            self.dircache.moving(tid);
+        }
+        let kind = sc.map(|sc| sc.kind);
         if matches!(kind, Some(crate::syscalls::Kind::OwnDomain)) {
             // A process makes a Landlock domain of its own (a sandbox: Codex's, say). It
             // binds the process, not the daemon: nothing more is performed for the session,
@@ -1227,13 +1247,15 @@ impl Supervisor<'_> {
 /// nothing unasked after attaching, and the supervisor itself reads the replies to its lend
 /// requests, so only a hang-up is looked for), then sets `stop` and interrupts the supervisor
 /// thread `supervisor` until it says it is `done` (a signal that lands just before it blocks
-/// again is sent again). Returns when `wake` hangs up: the supervisor is done.
+/// again is sent again). Returns when `wake` hangs up: the supervisor is done. Meanwhile,
+/// every second, lets go of the directories `dircache` holds if the session was idle.
 fn watch_launcher(
     control: &UnixStream,
     wake: &UnixStream,
     stop: &AtomicBool,
     done: &AtomicBool,
     supervisor: libc::pthread_t,
+    dircache: &DirCache,
 ) {
     loop {
         let mut fds = [
@@ -1241,9 +1263,13 @@ fn watch_launcher(
             PollFd::new(control.as_fd(), PollFlags::empty()),
             PollFd::new(wake.as_fd(), PollFlags::POLLIN),
         ];
-        match poll(&mut fds, PollTimeout::NONE) {
+        match poll(&mut fds, PollTimeout::from(1000u16)) {
             Err(nix::errno::Errno::EINTR) => continue,
             Err(_) => break,
+            Ok(0) => {
+                dircache.evict_idle();
+                continue;
+            }
             Ok(_) => {}
         }
         if fds[1].revents().is_some_and(|r| !r.is_empty()) {

@@ -1,9 +1,11 @@
 //! The daemon's only unsafe code: the seccomp notification ioctls, taking the sockets a
 //! service manager passes, the shared mapping of the session journal, the file system
-//! calls strict mode makes for its targets, and reading links into a buffer.
+//! calls strict mode makes for its targets, reading links into a buffer, and comparing
+//! open files (kcmp).
 
 pub mod activation;
 pub mod fsops;
+pub mod kcmp;
 pub mod readlink;
 pub mod seccomp;
 pub mod shared_map;
