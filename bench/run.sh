@@ -75,7 +75,7 @@ measure() {
     local work=$BENCH_WORK
     local bin=$work/bin
     export HOME=$work/home XDG_RUNTIME_DIR=$work/run HALLPASSD=$bin/hallpassd
-    trap 'kill_daemon "$XDG_RUNTIME_DIR"; kill_daemon "$work/run-base"' EXIT
+    trap 'kill_daemon "$XDG_RUNTIME_DIR"; kill_daemon "$BENCH_WORK/run-base"' EXIT
     cd "$work/project"
 
     local variants=(native floor hallpass)
@@ -222,7 +222,7 @@ report() {
         print "  the walk within 1.05 x native (DESIGN.md, \"Speed\": a quarter of the floor is the long-term bar)"
     }' "$times"
     echo
-    echo "reproduce: BENCH_ROUNDS=$ROUNDS${BENCH_USER:+ BENCH_USER=$BENCH_USER}${BENCH_FLOOR_SYNC:+ BENCH_FLOOR_SYNC=$BENCH_FLOOR_SYNC}${BENCH_FLOOR_READ:+ BENCH_FLOOR_READ=$BENCH_FLOOR_READ}${BENCH_STRICT:+ BENCH_STRICT=$BENCH_STRICT} bench/run.sh"
+    echo "reproduce: BENCH_ROUNDS=$ROUNDS${BENCH_USER:+ BENCH_USER=$BENCH_USER}${BENCH_FLOOR_SYNC:+ BENCH_FLOOR_SYNC=$BENCH_FLOOR_SYNC}${BENCH_FLOOR_READ:+ BENCH_FLOOR_READ=$BENCH_FLOOR_READ}${BENCH_STRICT:+ BENCH_STRICT=$BENCH_STRICT}${BENCH_BIN:+ BENCH_BIN=$BENCH_BIN}${BENCH_BASE:+ BENCH_BASE=$BENCH_BASE} bench/run.sh"
 }
 
 if [[ ${BENCH_PHASE:-} == measure ]]; then
@@ -308,4 +308,5 @@ fi
 # An unprivileged user needs nothing from the repository: the binaries and this script are in
 # $work. The measurement runs with no tty on stdin, as in CI.
 BENCH_PHASE=measure BENCH_WORK=$work BENCH_REV=$rev BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP \
+    BENCH_BIN=${BENCH_BIN:-} BENCH_BASE=${BENCH_BASE:-} \
     "${run_as[@]}" bash "$work/run.sh" </dev/null
