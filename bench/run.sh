@@ -39,8 +39,8 @@
 # (tests/src/bin/hp-floor.rs: the same BPF filter, every notification answered CONTINUE at
 # once), hallpass (hallpass --prompt=deny), strict (hallpass --mode=strict --prompt=deny: the
 # daemon performs each write itself), floor-sync (the floor with SYNC_WAKE_UP, as hallpassd
-# sets it), floor-read (floor-sync plus the path and cwd reads) and sandlock (a peer, when
-# installed). Variants alternate within each round. It prints medians, ratios and the
+# sets it), floor-read (floor-sync plus the path and cwd reads), sandlock (a peer, when
+# installed) and base (another build, with BENCH_BASE). Variants alternate within each round. It prints medians, ratios and the
 # added-cost ratio (hallpass - native) / (floor - native), also against floor-sync, per phase.
 # See bench/README.md.
 set -euo pipefail
