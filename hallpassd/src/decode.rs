@@ -4,13 +4,15 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::dircache::DirCache;
 use crate::mem::{Lender, Memory};
-use crate::resolve::{base_of, fd_path, resolve, Resolved, Target};
+use crate::resolve::{base_of, fd_path, object_of, resolve, ProcDirs, Resolved, Target};
 use crate::sys::seccomp::Notif;
 use crate::syscalls::{
     is_write_open, Follow, Kind, Lookup, PathArg, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW,
     AT_SYMLINK_NOFOLLOW, O_CREAT, O_EXCL, O_NOFOLLOW,
 };
+use std::sync::Arc;
 
 /// What a notification asks for.
 #[derive(Debug)]
@@ -56,6 +58,8 @@ pub struct Decoder {
     arch: u32,
     /// The session's command, for [`Target::session`].
     session: i32,
+    /// Where the cwd and descriptors of the threads are read.
+    procs: ProcDirs,
 }
 
 impl Decoder {
@@ -65,6 +69,15 @@ impl Decoder {
             lookup: Lookup::new(arch),
             arch: arch.audit(),
             session,
+            procs: ProcDirs::new(),
+        }
+    }
+
+    /// A decoder that resolves directory descriptors through `cache` (lite mode).
+    pub fn with_cache(arch: crate::syscalls::Arch, session: i32, cache: Arc<DirCache>) -> Decoder {
+        Decoder {
+            procs: ProcDirs::with_cache(cache),
+            ..Decoder::new(arch, session)
         }
     }
 
@@ -77,7 +90,7 @@ impl Decoder {
     }
 
     pub fn decode(
-        &self,
+        &mut self,
         n: &Notif,
         mem: &mut Memory,
         lender: &mut dyn Lender,
@@ -94,6 +107,7 @@ impl Decoder {
             tgid: 0,
             session: self.session,
         };
+        let procs = &mut self.procs;
         let args = &n.data.args;
         let err = |source: io::Error| DecodeError::Read {
             syscall: sc.name,
@@ -111,7 +125,16 @@ impl Decoder {
                     args[f as usize] as u32
                 });
                 let dirfd = dirfd.map(|d| args[d as usize] as i32);
-                open(sc, t, dirfd, args[path as usize], flags as u64, mem, lender)
+                open(
+                    sc,
+                    t,
+                    dirfd,
+                    args[path as usize],
+                    flags as u64,
+                    mem,
+                    lender,
+                    procs,
+                )
             }
             Kind::Openat2 { dirfd, path, how } => {
                 let size = args[3] as usize;
@@ -138,12 +161,13 @@ impl Decoder {
                     flags,
                     mem,
                     lender,
+                    procs,
                 )
             }
             Kind::Paths(list) | Kind::Utimensat(list) | Kind::Mknod { paths: list, .. } => {
                 let mut paths = Vec::with_capacity(list.len());
                 for pa in list {
-                    paths.push(path_arg(t, pa, args, mem, lender).map_err(err)?);
+                    paths.push(path_arg(t, pa, args, mem, lender, procs).map_err(err)?);
                 }
                 Ok(Op::Write {
                     syscall: sc.name,
@@ -151,7 +175,7 @@ impl Decoder {
                 })
             }
             Kind::FdMeta { fd } | Kind::Ioctl { fd, .. } => {
-                one(fd_path(t, args[fd as usize] as i32))
+                one(fd_path(t, args[fd as usize] as i32, procs))
             }
             Kind::Bind { addr, len } => {
                 let len =
@@ -169,7 +193,7 @@ impl Decoder {
                     return Ok(Op::Pass { exec: false });
                 }
                 let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
-                let base = base_of(t, None).map_err(err)?;
+                let base = base_of(t, None, procs).map_err(err)?;
                 one(resolve_from(t, base, &path[..end], false))
             }
             Kind::Exec => Ok(Op::Pass { exec: true }),
@@ -242,6 +266,7 @@ pub fn process_call(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn open(
     sc: &'static Syscall,
     t: Target,
@@ -250,6 +275,7 @@ fn open(
     flags: u64,
     mem: &mut Memory,
     lender: &mut dyn Lender,
+    procs: &mut ProcDirs,
 ) -> Result<Op, DecodeError> {
     let flags = flags as u32;
     if !is_write_open(flags) {
@@ -262,7 +288,7 @@ fn open(
     let s = mem.read_cstr(t.tid, path, lender).map_err(err)?;
     // O_CREAT|O_EXCL fails on an existing symlink rather than following it.
     let follow = flags & O_NOFOLLOW == 0 && flags & (O_CREAT | O_EXCL) != (O_CREAT | O_EXCL);
-    let mut r = relative(t, dirfd, &s).and_then(|base| resolve_from(t, base, &s, follow));
+    let mut r = relative(t, dirfd, &s, procs).and_then(|base| resolve_from(t, base, &s, follow));
     // `/dev/tty` opens the controlling terminal, whichever it is: decided as that one, so a
     // process that made another terminal its own (`TIOCSCTTY`) is asked about writing there.
     if matches!(&r, Ok(Resolved::Path(p)) if p == Path::new("/dev/tty")) {
@@ -283,11 +309,16 @@ fn open(
 }
 
 /// The base for `path`: its dirfd (or the cwd) when relative, `/` when absolute.
-fn relative(t: Target, dirfd: Option<i32>, path: &[u8]) -> io::Result<Resolved> {
+fn relative(
+    t: Target,
+    dirfd: Option<i32>,
+    path: &[u8],
+    procs: &mut ProcDirs,
+) -> io::Result<Resolved> {
     if path.first() == Some(&b'/') {
         Ok(Resolved::Path(PathBuf::from("/")))
     } else {
-        base_of(t, dirfd)
+        base_of(t, dirfd, procs)
     }
 }
 
@@ -305,17 +336,18 @@ fn path_arg(
     args: &[u64; 6],
     mem: &mut Memory,
     lender: &mut dyn Lender,
+    procs: &mut ProcDirs,
 ) -> io::Result<Resolved> {
     let dirfd = pa.dirfd.map(|d| args[d as usize] as i32);
     let ptr = args[pa.path as usize];
     if ptr == 0 && pa.null_is_fd {
-        return fd_path(t, dirfd.unwrap_or(libc::AT_FDCWD));
+        return fd_path(t, dirfd.unwrap_or(libc::AT_FDCWD), procs);
     }
     let s = mem.read_cstr(t.tid, ptr, lender)?;
     if s.is_empty() {
         if let Some(f) = pa.empty_path {
             if args[f as usize] as u32 & AT_EMPTY_PATH != 0 {
-                return base_of(t, dirfd);
+                return object_of(t, dirfd, procs);
             }
         }
         return Err(io::Error::from_raw_os_error(libc::ENOENT));
@@ -326,6 +358,6 @@ fn path_arg(
         Follow::UnlessNoFollow { flags } => args[flags as usize] as u32 & AT_SYMLINK_NOFOLLOW == 0,
         Follow::IfFollow { flags } => args[flags as usize] as u32 & AT_SYMLINK_FOLLOW != 0,
     };
-    let base = relative(t, dirfd, &s)?;
+    let base = relative(t, dirfd, &s, procs)?;
     resolve_from(t, base, &s, follow)
 }

@@ -11,6 +11,7 @@ pub mod api;
 pub mod ask;
 pub mod bpf;
 pub mod decode;
+pub mod dircache;
 pub mod filter;
 pub mod journal;
 pub mod log;

@@ -140,16 +140,17 @@ impl Memory {
         if addr == 0 {
             return Err(io::Error::from_raw_os_error(libc::EFAULT));
         }
-        let mut buf = vec![0u8; FIRST_READ];
-        let n = self.read_some(tid, addr, &mut buf, lender)?;
-        if let Some(end) = buf[..n].iter().position(|&b| b == 0) {
-            buf.truncate(end);
-            return Ok(buf);
+        // Read on the stack: most paths end in it, and are then copied once, to their size.
+        let mut first = [0u8; FIRST_READ];
+        let n = self.read_some(tid, addr, &mut first, lender)?;
+        if let Some(end) = first[..n].iter().position(|&b| b == 0) {
+            return Ok(first[..end].to_vec());
         }
         if n < FIRST_READ {
             return Err(io::Error::from_raw_os_error(libc::EFAULT));
         }
-        buf.resize(PATH_MAX, 0);
+        let mut buf = vec![0u8; PATH_MAX];
+        buf[..FIRST_READ].copy_from_slice(&first);
         let m = self.read_some(
             tid,
             addr + FIRST_READ as u64,

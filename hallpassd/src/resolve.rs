@@ -10,10 +10,17 @@
 //! `pivot_root`, `setns` and the mount syscalls.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use crate::dircache::DirCache;
+use crate::sys::readlink::read_link_at;
 
 /// `MAXSYMLINKS` (include/linux/namei.h): more links than this in one lookup is ELOOP.
 const MAX_LINKS: u32 = 40;
@@ -56,6 +63,109 @@ pub fn tgid_of(tid: i32) -> Option<i32> {
     s.lines()
         .find_map(|l| l.strip_prefix("Tgid:"))
         .and_then(|v| v.trim().parse().ok())
+}
+
+/// Descriptors of the `/proc/TID` directories of the threads that made notifications, kept
+/// between notifications so that the cwd and descriptors of a thread are read with one
+/// `readlinkat(dir, "fd/N")`, without looking up `/proc` and `TID` each time (about a quarter
+/// of the cost of `readlink("/proc/TID/fd/N")`, measured).
+///
+/// Sound against thread ids being reused: a `/proc/TID` descriptor stays bound to the thread
+/// it was opened for (its `struct pid`), and once that thread is gone every lookup under it
+/// fails (`ESRCH`), even if a new thread got the same id meanwhile. A lookup that fails so
+/// is made again once on a fresh descriptor, which is then the new thread's. An exec from
+/// another thread of the group hands the leader's id, and its `/proc` entry, to the thread
+/// that execs, as the kernel then reports it. No other process's `/proc` entry is opened
+/// than those of the threads that notified, as before.
+#[derive(Default)]
+pub struct ProcDirs {
+    dirs: HashMap<i32, OwnedFd, BuildHasherDefault<TidHasher>>,
+    /// Lite mode's paths of directory descriptors ([`crate::dircache`]).
+    cache: Option<Arc<DirCache>>,
+}
+
+/// Thread ids are small distinct numbers: a multiplication spreads them well enough, where
+/// the default SipHash showed in the daemon's instruction count.
+#[derive(Default)]
+pub struct TidHasher(u64);
+
+impl Hasher for TidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_i32(&mut self, i: i32) {
+        self.0 = u64::from(i as u32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.0 = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// Directories kept per session; all are closed when there would be more (threads that
+/// exited leave theirs behind). Small: the daemon's descriptors are shared by every session.
+const MAX_PROC_DIRS: usize = 128;
+
+impl ProcDirs {
+    pub fn new() -> ProcDirs {
+        ProcDirs::default()
+    }
+
+    /// Resolves directory descriptors through `cache`.
+    pub fn with_cache(cache: Arc<DirCache>) -> ProcDirs {
+        ProcDirs {
+            cache: Some(cache),
+            ..ProcDirs::default()
+        }
+    }
+
+    /// The target of the magic link `name` (`cwd`, `fd/N`) of thread `tid`.
+    pub fn read_link(&mut self, tid: i32, name: &str) -> io::Result<PathBuf> {
+        let fresh = !self.dirs.contains_key(&tid);
+        if fresh {
+            self.open(tid)?;
+        }
+        match self.read_at(tid, name) {
+            // A thread that exited, whose id may be another's by now (Linux says ESRCH under
+            // the directory of a thread that is gone; older kernels ENOENT): once more,
+            // afresh.
+            Err(e) if !fresh && matches!(e.raw_os_error(), Some(libc::ESRCH | libc::ENOENT)) => {
+                self.dirs.remove(&tid);
+                self.open(tid)?;
+                self.read_at(tid, name)
+            }
+            r => r,
+        }
+    }
+
+    fn read_at(&self, tid: i32, name: &str) -> io::Result<PathBuf> {
+        read_link_at(Some(self.dirs[&tid].as_fd()), name.as_bytes())
+    }
+
+    /// Forgets thread `tid` (it exited).
+    pub fn forget(&mut self, tid: i32) {
+        self.dirs.remove(&tid);
+    }
+
+    fn open(&mut self, tid: i32) -> io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        if self.dirs.len() >= MAX_PROC_DIRS {
+            self.dirs.clear();
+        }
+        let dir = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+            .open(format!("/proc/{tid}"))?;
+        self.dirs.insert(tid, dir.into());
+        Ok(())
+    }
 }
 
 /// The controlling terminal of thread `tid`, by the name `/dev/tty` stands for when it opens
@@ -107,29 +217,65 @@ pub fn stray_device(p: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(format!("/dev/{kind}/{major}:{minor}")))
 }
 
-/// Where a relative path starts: the target's cwd, or the object behind a dirfd.
-pub fn base_of(t: Target, dirfd: Option<i32>) -> io::Result<Resolved> {
-    let link = match dirfd {
-        None | Some(crate::syscalls::AT_FDCWD) => format!("/proc/{}/cwd", t.tid),
-        Some(fd) if fd < 0 => return Err(io::Error::from_raw_os_error(libc::EBADF)),
-        Some(fd) => format!("/proc/{}/fd/{fd}", t.tid),
-    };
-    let target = std::fs::read_link(link).map_err(|e| match (dirfd, e.raw_os_error()) {
-        // No such descriptor: what the kernel says of it.
-        (Some(fd), Some(libc::ENOENT)) if fd != crate::syscalls::AT_FDCWD => {
-            io::Error::from_raw_os_error(libc::EBADF)
+/// Where a relative path starts: the target's cwd, or the directory behind a dirfd.
+pub fn base_of(t: Target, dirfd: Option<i32>, procs: &mut ProcDirs) -> io::Result<Resolved> {
+    if let (Some(fd), Some(cache)) = (dirfd, procs.cache.clone()) {
+        if fd >= 0 {
+            if let Some(p) = cache.path(t.tid, fd, procs) {
+                return Ok(Resolved::Path(p));
+            }
         }
-        _ => e,
-    })?;
+    }
+    object_of(t, dirfd, procs)
+}
+
+/// What `dirfd` itself names (the cwd for none or `AT_FDCWD`): read from `/proc` each time,
+/// since it may be any kind of file.
+pub fn object_of(t: Target, dirfd: Option<i32>, procs: &mut ProcDirs) -> io::Result<Resolved> {
+    let mut name = [0u8; 16];
+    let name = match dirfd {
+        None | Some(crate::syscalls::AT_FDCWD) => "cwd",
+        Some(fd) if fd < 0 => return Err(io::Error::from_raw_os_error(libc::EBADF)),
+        Some(fd) => fd_name(&mut name, fd),
+    };
+    let target = procs
+        .read_link(t.tid, name)
+        .map_err(|e| match (dirfd, e.raw_os_error()) {
+            // No such descriptor: what the kernel says of it.
+            (Some(fd), Some(libc::ENOENT)) if fd != crate::syscalls::AT_FDCWD => {
+                io::Error::from_raw_os_error(libc::EBADF)
+            }
+            _ => e,
+        })?;
     Ok(classify(target))
 }
 
+/// `fd/N` in `buf`, for `fd` >= 0, with no allocation (and no formatting machinery, which
+/// showed in the daemon's instruction count).
+fn fd_name(buf: &mut [u8; 16], fd: i32) -> &str {
+    let mut digits = [0u8; 10];
+    let mut n = fd.unsigned_abs();
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let len = 3 + digits.len() - i;
+    buf[..3].copy_from_slice(b"fd/");
+    buf[3..len].copy_from_slice(&digits[i..]);
+    std::str::from_utf8(&buf[..len]).unwrap_or("fd")
+}
+
 /// The object an open descriptor of the target refers to.
-pub fn fd_path(t: Target, fd: i32) -> io::Result<Resolved> {
+pub fn fd_path(t: Target, fd: i32, procs: &mut ProcDirs) -> io::Result<Resolved> {
     if fd < 0 {
         return Err(io::Error::from_raw_os_error(libc::EBADF));
     }
-    base_of(t, Some(fd))
+    object_of(t, Some(fd), procs)
 }
 
 /// A magic link's target: a path, or one of the kernel's names for things that are not files.
@@ -144,7 +290,12 @@ fn classify(link: PathBuf) -> Resolved {
 
 /// Resolves `path` for `t`, relative paths against `base` (absolute and already resolved).
 pub fn resolve(t: Target, base: &Path, path: &[u8], follow_last: bool) -> io::Result<Resolved> {
-    resolve_with(t, base, path, follow_last, &|p| std::fs::read_link(p))
+    resolve_with(t, base, path, follow_last, &read_link)
+}
+
+/// `std::fs::read_link` without its allocation when there is no link (most components).
+fn read_link(p: &Path) -> io::Result<PathBuf> {
+    read_link_at(None, p.as_os_str().as_bytes())
 }
 
 /// [`resolve`] with the symlink reader given, so the walk is testable on its own.
@@ -494,11 +645,83 @@ mod tests {
         );
         let f = std::fs::File::create(dir.join("real/f")).unwrap();
         use std::os::fd::AsRawFd;
+        let mut procs = ProcDirs::new();
         assert_eq!(
-            fd_path(me, f.as_raw_fd()).unwrap(),
+            fd_path(me, f.as_raw_fd(), &mut procs).unwrap(),
             Resolved::Path(dir.join("real/f"))
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A child that sleeps in `dir` until killed.
+    fn sleeper(dir: &Path) -> std::process::Child {
+        std::process::Command::new("sleep")
+            .arg("60")
+            .current_dir(dir)
+            .spawn()
+            .unwrap()
+    }
+
+    #[test]
+    fn proc_dirs_read_the_live_thread() {
+        let base = std::env::temp_dir().join(format!("hallpass-procdirs-{}", std::process::id()));
+        let (a, b) = (base.join("a"), base.join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        let (a, b) = (a.canonicalize().unwrap(), b.canonicalize().unwrap());
+        let mut procs = ProcDirs::new();
+        let mut first = sleeper(&a);
+        let tid = first.id() as i32;
+        assert_eq!(procs.read_link(tid, "cwd").unwrap(), a);
+        // The thread is gone: its kept directory answers nothing any more, and neither does
+        // a fresh one.
+        first.kill().unwrap();
+        first.wait().unwrap();
+        assert!(procs.read_link(tid, "cwd").is_err());
+
+        // A kept directory of a thread that is gone, filed under the id another thread has
+        // now (what a reused thread id looks like): the live thread is read, not the dead
+        // one, and not an error.
+        let mut second = sleeper(&b);
+        let mut gone = sleeper(&a);
+        let dead = gone.id() as i32;
+        procs.read_link(dead, "cwd").unwrap();
+        gone.kill().unwrap();
+        gone.wait().unwrap();
+        let stale = procs.dirs.remove(&dead).unwrap();
+        let live = second.id() as i32;
+        procs.dirs.insert(live, stale);
+        assert_eq!(procs.read_link(live, "cwd").unwrap(), b);
+        let me = std::process::id() as i32;
+        let f = std::fs::File::open(&a).unwrap();
+        use std::os::fd::AsRawFd;
+        assert_eq!(
+            procs
+                .read_link(me, &format!("fd/{}", f.as_raw_fd()))
+                .unwrap(),
+            a
+        );
+        // No such descriptor: what the kernel says of it.
+        let t = Target {
+            tid: me,
+            tgid: me,
+            session: 0,
+        };
+        let e = base_of(t, Some(1_000_000), &mut procs).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EBADF));
+        second.kill().unwrap();
+        second.wait().unwrap();
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn fd_names() {
+        let mut buf = [0u8; 16];
+        assert_eq!(fd_name(&mut buf, 0), "fd/0");
+        assert_eq!(fd_name(&mut buf, 7), "fd/7");
+        assert_eq!(fd_name(&mut buf, 10), "fd/10");
+        assert_eq!(fd_name(&mut buf, 1234), "fd/1234");
+        assert_eq!(fd_name(&mut buf, i32::MAX), "fd/2147483647");
     }
 
     #[test]

@@ -25,6 +25,7 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 use crate::ask::Questions;
 use crate::decode::{Decoder, Op};
+use crate::dircache::DirCache;
 use crate::journal::Journal;
 use crate::log::{now_rfc3339, Log, Record};
 use crate::mem::{Lender, Memory};
@@ -630,10 +631,18 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         ttys,
         landlock,
     });
+    // Lite mode keeps the paths of directory descriptors; not for a session a dead daemon
+    // held, which may have let renames through that have not happened yet.
+    let dircache = Arc::new(DirCache::new(!strict && !a.resume));
     let mut s = Supervisor {
         shared: shared.clone(),
         questions: questions.clone(),
-        decoder: Decoder::new(Arch::native(), info.pid.load(Ordering::Relaxed)),
+        decoder: Decoder::with_cache(
+            Arch::native(),
+            info.pid.load(Ordering::Relaxed),
+            dircache.clone(),
+        ),
+        dircache,
         mem: Memory::new(lend),
         lender: ControlLender(control),
         roots: None,
@@ -692,6 +701,8 @@ struct Supervisor<'a> {
     shared: Arc<Shared>,
     questions: Arc<Questions>,
     decoder: Decoder,
+    /// Lite mode's paths of directory descriptors (also the decoder's).
+    dircache: Arc<DirCache>,
     mem: Memory,
     lender: ControlLender<'a>,
     /// Where strict lookups start.
@@ -707,7 +718,101 @@ struct Supervisor<'a> {
 }
 
 impl Supervisor<'_> {
+    /// Receives and handles notifications until the launcher goes away. This thread blocks in
+    /// `SECCOMP_IOCTL_NOTIF_RECV` itself, with no `poll` before each notification (one
+    /// syscall less per write, and no wait queue of two descriptors to set up and tear down);
+    /// a watcher thread waits for the launcher's hang-up and interrupts it. Where the kernel
+    /// cannot be interrupted so (the handler could not be installed), it polls as before.
     fn run(&mut self, control: &UnixStream) {
+        if crate::sys::fsops::interruptible().is_err() {
+            return self.run_polling(control);
+        }
+        let stop = AtomicBool::new(false);
+        let done = AtomicBool::new(false);
+        let (wake_rx, wake_tx) = match UnixStream::pair() {
+            Ok(p) => p,
+            Err(_) => return self.run_polling(control),
+        };
+        let me = crate::sys::fsops::this_thread();
+        let dircache = self.dircache.clone();
+        std::thread::scope(|scope| {
+            let watcher = std::thread::Builder::new()
+                .name("hallpassd-watch".into())
+                .spawn_scoped(scope, || {
+                    watch_launcher(control, &wake_rx, &stop, &done, me, &dircache);
+                });
+            if watcher.is_err() {
+                drop(wake_tx);
+                return self.run_polling(control);
+            }
+            self.receive(control, &stop);
+            done.store(true, Ordering::SeqCst);
+            // The watcher returns once this end is gone.
+            drop(wake_tx);
+        });
+    }
+
+    /// The receiving loop of [`Self::run`]: `stop` is set when the launcher went away.
+    fn receive(&mut self, control: &UnixStream, stop: &AtomicBool) {
+        let shared = self.shared.clone();
+        let listener = shared.listener();
+        let id = shared.info.id;
+        while !stop.load(Ordering::SeqCst) {
+            match seccomp::recv(listener) {
+                Ok(n) => self.take(listener, &n),
+                // The watcher interrupts us to look at `stop`.
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                // The target died, or a signal made it give up, before we took it; or no
+                // process uses the filter any more (Linux 6.6 and later say so at once).
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                    let mut fds = [PollFd::new(listener, PollFlags::empty())];
+                    let hup = poll(&mut fds, PollTimeout::ZERO).is_ok()
+                        && fds[0]
+                            .revents()
+                            .is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR));
+                    if hup {
+                        // Nothing left to supervise: wait for the launcher to finish.
+                        return self.wait_for_launcher(control, stop);
+                    }
+                }
+                Err(e) => {
+                    eprintln!("hallpassd: session {id}: receiving a notification: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Journals and handles one notification just received.
+    fn take(&mut self, listener: BorrowedFd<'_>, n: &seccomp::Notif) {
+        let shared = self.shared.clone();
+        if let Some(j) = shared.journal() {
+            j.begin(n);
+        }
+        self.handle(listener, n);
+        if let Some(j) = shared.journal() {
+            j.end();
+        }
+    }
+
+    /// Blocks until the launcher goes away (or `stop` says it did).
+    fn wait_for_launcher(&self, control: &UnixStream, stop: &AtomicBool) {
+        while !stop.load(Ordering::SeqCst) {
+            let mut fds = [PollFd::new(control.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::NONE) {
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return,
+                Ok(_) if fds[0].revents().is_some_and(|r| !r.is_empty()) => return,
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// The loop of [`Self::run`] where this thread cannot be interrupted: poll the launcher's
+    /// connection and the listener, receive when the listener is readable.
+    fn run_polling(&mut self, control: &UnixStream) {
+        // No watcher to let go of idle directories: keep none.
+        self.dircache.off();
         let shared = self.shared.clone();
         let listener = shared.listener();
         let id = shared.info.id;
@@ -737,15 +842,7 @@ impl Supervisor<'_> {
             let ev = fds[1].revents().unwrap_or(PollFlags::empty());
             if ev.contains(PollFlags::POLLIN) {
                 match seccomp::recv(listener) {
-                    Ok(n) => {
-                        if let Some(j) = shared.journal() {
-                            j.begin(&n);
-                        }
-                        self.handle(listener, &n);
-                        if let Some(j) = shared.journal() {
-                            j.end();
-                        }
-                    }
+                    Ok(n) => self.take(listener, &n),
                     // The target died, or a signal made it give up, before we took it.
                     Err(e)
                         if e.raw_os_error() == Some(libc::ENOENT)
@@ -774,7 +871,13 @@ impl Supervisor<'_> {
         if self.strict {
             return self.handle_strict(listener, n);
         }
-        let kind = self.decoder.syscall(n).map(|sc| sc.kind);
+        let sc = self.decoder.syscall(n);
+        // Whatever this thread did before is done; a rename may move directories kept.
+        self.dircache.noted(tid);
+        if sc.is_some_and(|sc| crate::syscalls::renames(sc.name)) {
+            self.dircache.moving(tid);
+        }
+        let kind = sc.map(|sc| sc.kind);
         if matches!(kind, Some(crate::syscalls::Kind::OwnDomain)) {
             // A process makes a Landlock domain of its own (a sandbox: Codex's, say). It
             // binds the process, not the daemon: nothing more is performed for the session,
@@ -895,22 +998,38 @@ impl Supervisor<'_> {
         action: &mut Option<Action>,
     ) -> Option<Reply> {
         let tid = n.pid as i32;
-        let mut files: Vec<&Path> = Vec::with_capacity(paths.len());
+        // One or two paths (a rename, a link): on the stack.
+        let mut kept: [&Path; 2] = [Path::new(""); 2];
+        let mut count = 0;
+        let mut more: Vec<&Path> = Vec::new();
         for r in paths {
             match r {
-                Resolved::Path(p) if !self.own_proc(tid, p) => files.push(p),
+                Resolved::Path(p) if !self.own_proc(tid, p) => {
+                    if count < kept.len() {
+                        kept[count] = p;
+                        count += 1;
+                    } else {
+                        more.push(p);
+                    }
+                }
                 // A pipe or socket reopened through /proc/self/fd, or the writer's own /proc
                 // entries: nothing on disk.
                 _ => {}
             }
         }
+        let files: &[&Path] = if more.is_empty() {
+            &kept[..count]
+        } else {
+            more.splice(0..0, kept[..count].iter().copied());
+            &more
+        };
         let shared = &*self.shared;
         if files.is_empty() {
             shared.count(Decision::Allow);
             return Some(Reply::Continue);
         }
         let rules = self.questions.rules().current();
-        let (decision, reason, i) = shared.decide(syscall, &files, &rules);
+        let (decision, reason, i) = shared.decide(syscall, files, &rules);
         if reason == Reason::Implicit {
             shared.count(decision);
             return Some(if decision == Decision::Allow {
@@ -925,7 +1044,7 @@ impl Supervisor<'_> {
         if decision == Decision::Ask {
             // Every path that needs an answer is shown (both of a rename, say): the answer
             // applies to the whole syscall.
-            let undecided = shared.undecided(syscall, &files, &rules);
+            let undecided = shared.undecided(syscall, files, &rules);
             let all: Vec<PathBuf> = files.iter().map(|p| p.to_path_buf()).collect();
             if self.ask(n, syscall, &undecided, all, action) {
                 return None;
@@ -1213,6 +1332,10 @@ impl Supervisor<'_> {
     /// `map_files/...`): one of those still here was not resolved (the descriptor closed
     /// meanwhile, say) and could name anything by the time the kernel follows it.
     fn own_proc(&self, tid: i32, p: &Path) -> bool {
+        // Resolved paths are normalized: one test of their bytes rules out nearly all.
+        if !p.as_os_str().as_bytes().starts_with(b"/proc/") {
+            return false;
+        }
         let Some(pid) = proc_pid(p) else { return false };
         if pid != tid && Some(pid) != tgid_of(tid) {
             return false;
@@ -1227,6 +1350,50 @@ impl Supervisor<'_> {
         let pid = tgid_of(tid).unwrap_or(tid);
         self.shared
             .record(pid, &exe_of(tid), syscall, path, decision, reason);
+    }
+}
+
+/// The watcher of [`Supervisor::run`]: waits for the launcher to hang up (the launcher sends
+/// nothing unasked after attaching, and the supervisor itself reads the replies to its lend
+/// requests, so only a hang-up is looked for), then sets `stop` and interrupts the supervisor
+/// thread `supervisor` until it says it is `done` (a signal that lands just before it blocks
+/// again is sent again). Returns when `wake` hangs up: the supervisor is done. Meanwhile,
+/// every second, lets go of the directories `dircache` holds if the session was idle.
+fn watch_launcher(
+    control: &UnixStream,
+    wake: &UnixStream,
+    stop: &AtomicBool,
+    done: &AtomicBool,
+    supervisor: libc::pthread_t,
+    dircache: &DirCache,
+) {
+    loop {
+        let mut fds = [
+            // Only POLLHUP and POLLERR, which poll always reports: the launcher closed.
+            PollFd::new(control.as_fd(), PollFlags::empty()),
+            PollFd::new(wake.as_fd(), PollFlags::POLLIN),
+        ];
+        match poll(&mut fds, PollTimeout::from(1000u16)) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => break,
+            Ok(0) => {
+                dircache.evict_idle();
+                continue;
+            }
+            Ok(_) => {}
+        }
+        if fds[1].revents().is_some_and(|r| !r.is_empty()) {
+            return;
+        }
+        if fds[0].revents().is_some_and(|r| !r.is_empty()) {
+            break;
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    while !done.load(Ordering::SeqCst) {
+        crate::sys::fsops::interrupt(supervisor);
+        let mut fds = [PollFd::new(wake.as_fd(), PollFlags::POLLIN)];
+        let _ = poll(&mut fds, PollTimeout::from(10u8));
     }
 }
 

@@ -1054,6 +1054,12 @@ pub fn landlock_covers(sc: &Syscall) -> bool {
         || matches!(sc.name, "mkdir" | "mkdirat" | "truncate")
 }
 
+/// Whether the syscall called `name` renames: it may move a directory, and everything below
+/// it with it, under another path (lite mode's [`crate::dircache`] must hear of it).
+pub fn renames(name: &str) -> bool {
+    matches!(name, "rename" | "renameat" | "renameat2")
+}
+
 /// Syscall numbers are below this on both architectures; the decoder indexes an array by them.
 pub const MAX_NR: usize = 512;
 
@@ -1476,6 +1482,15 @@ mod tests {
             ]
         );
         assert!(changes_names("renameat2"));
+        // Every rename of the table, and nothing else, is a rename for the directory cache.
+        for sc in TABLE {
+            assert_eq!(
+                renames(sc.name),
+                sc.name.starts_with("rename"),
+                "{}",
+                sc.name
+            );
+        }
         for name in ["mkdir", "mkdirat", "openat", "chmod", "bind", "nope"] {
             assert!(!changes_names(name), "{name}");
         }

@@ -1,9 +1,12 @@
 //! The daemon's only unsafe code: the seccomp notification ioctls, taking the sockets a
 //! service manager passes, the shared mapping of the session journal, the file system
-//! calls strict mode makes for its targets, and pinning a socket's peer (`SO_PEERPIDFD`).
+//! calls strict mode makes for its targets, pinning a socket's peer (`SO_PEERPIDFD`),
+//! reading links into a buffer, and comparing open files (kcmp).
 
 pub mod activation;
 pub mod fsops;
+pub mod kcmp;
 pub mod peer;
+pub mod readlink;
 pub mod seccomp;
 pub mod shared_map;

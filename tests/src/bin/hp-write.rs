@@ -27,6 +27,13 @@
 //! - `hp-write sandboxed PROGRAM ARGS...`: sets no_new_privs and installs a seccomp filter
 //!   that allows everything, then runs PROGRAM: a process under a filter of its own, as a
 //!   process that outlived its hallpass session is under that session's.
+//! - `hp-write dirfd-reuse A B`: opens directory A, creates `a` relative to it, closes it,
+//!   opens directory B (the same descriptor number, it checks), creates `b` relative to it;
+//!   prints `a RESULT`, `reused` (or `not reused N M`), `b RESULT`.
+//! - `hp-write dirfd-rename DIR NEW HOW`: opens directory DIR, creates `a` relative to it,
+//!   renames DIR (or, for HOW `parent`, DIR's parent) to NEW, itself (`self`, `parent`) or
+//!   through `mv` (`mv`), then creates `b` relative to the same descriptor; prints `a
+//!   RESULT`, `rename RESULT`, `b RESULT`.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -695,6 +702,87 @@ fn main() {
         }
         "hop" => hop(arg(2).parse().unwrap()),
         "sandboxed" => sandboxed(&args[2..]),
+        "dirfd-reuse" => {
+            let open_dir = |d: &str| {
+                sys!(
+                    libc::SYS_openat,
+                    AT_FDCWD,
+                    cs(d).as_ptr(),
+                    (libc::O_RDONLY | libc::O_DIRECTORY) as libc::c_long
+                )
+            };
+            let create = |fd: i64, name: &str| {
+                close_if_fd(sys!(
+                    libc::SYS_openat,
+                    fd,
+                    cs(name).as_ptr(),
+                    WR_CREAT,
+                    0o644
+                ))
+            };
+            let show = |r: i64| if r >= 0 { "ok".to_string() } else { errname(r) };
+            let fd = open_dir(&arg(2));
+            assert!(fd >= 0, "open {}: {}", arg(2), errname(fd));
+            println!("a {}", show(create(fd, "a")));
+            // SAFETY: `fd` is ours, opened above.
+            unsafe { libc::close(fd as i32) };
+            let fd2 = open_dir(&arg(3));
+            assert!(fd2 >= 0, "open {}: {}", arg(3), errname(fd2));
+            if fd2 == fd {
+                println!("reused");
+            } else {
+                println!("not reused {fd} {fd2}");
+            }
+            println!("b {}", show(create(fd2, "b")));
+        }
+        "dirfd-rename" => {
+            let (dir, new, how) = (arg(2), arg(3), arg(4));
+            let show = |r: i64| if r >= 0 { "ok".to_string() } else { errname(r) };
+            let fd = sys!(
+                libc::SYS_openat,
+                AT_FDCWD,
+                cs(&dir).as_ptr(),
+                (libc::O_RDONLY | libc::O_DIRECTORY) as libc::c_long
+            );
+            assert!(fd >= 0, "open {dir}: {}", errname(fd));
+            let create = |name: &str| {
+                close_if_fd(sys!(
+                    libc::SYS_openat,
+                    fd,
+                    cs(name).as_ptr(),
+                    WR_CREAT,
+                    0o644
+                ))
+            };
+            println!("a {}", show(create("a")));
+            let from = match how.as_str() {
+                "parent" => Path::new(&dir).parent().unwrap().to_path_buf(),
+                _ => PathBuf::from(&dir),
+            };
+            let r = match how.as_str() {
+                "mv" => {
+                    let st = std::process::Command::new("mv")
+                        .arg(&from)
+                        .arg(&new)
+                        .status()
+                        .unwrap();
+                    if st.success() {
+                        0
+                    } else {
+                        -1
+                    }
+                }
+                _ => sys!(
+                    libc::SYS_renameat,
+                    AT_FDCWD,
+                    c(&from).as_ptr(),
+                    AT_FDCWD,
+                    cs(&new).as_ptr()
+                ),
+            };
+            println!("rename {}", show(r));
+            println!("b {}", show(create("b")));
+        }
         other => {
             eprintln!("hp-write: unknown command {other}");
             std::process::exit(2);

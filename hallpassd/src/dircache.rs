@@ -1,0 +1,295 @@
+//! Lite mode's cache of directory descriptors: the path of the directory that descriptor N
+//! of thread T names, kept between notifications. `tar -C OUT` makes 20,000 `openat(4,
+//! "./d/f")`, `rm -r` 20,000 `unlinkat(5, "f")`: reading `/proc/T/fd/N` for each is most of
+//! what resolving such a path costs.
+//!
+//! An entry holds a copy of the open file itself (`pidfd_getfd`), and a hit is checked with
+//! `kcmp(KCMP_FILE)`: descriptor N of T is still that very open file, whatever T closed,
+//! reopened, duplicated or exec'd meanwhile, and whoever has thread id T by now. The copy
+//! is of a directory only, is never used to act, and is let go once the session has been
+//! idle for a second ([`DirCache::evict_idle`]), so the daemon does not keep a file system
+//! busy for long.
+//!
+//! What the open file cannot tell is its path changing: a rename of the directory or of one
+//! above it. Every rename a process of the session makes is a notification (`rename`,
+//! `renameat`, `renameat2`): the cache is emptied when one is received
+//! ([`DirCache::moving`]), and stays empty until the renaming thread is heard of again or is
+//! gone, which proves the rename done (its path could otherwise be read and kept before the
+//! rename happens). A rename made by a process outside the session is not seen: a write
+//! relative to a descriptor of a directory moved so is decided on its old path
+//! (docs/limitations.md). A directory removed keeps its old path here (`/proc` would add
+//! " (deleted)"): nothing can be created in it any more, so no decision changes.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use crate::resolve::{ProcDirs, TidHasher};
+
+/// Directories kept per session.
+const MAX_ENTRIES: usize = 32;
+/// Renaming threads waited for at once; past this the cache is off for the session.
+const MAX_PENDING: usize = 64;
+
+/// See the module documentation.
+pub struct DirCache {
+    inner: Mutex<Inner>,
+    /// Renames may be in flight (a cheap test for every notification).
+    pending: AtomicBool,
+    /// Used since the last [`DirCache::evict_idle`].
+    used: AtomicBool,
+    /// The daemon's pid (`getpid` is a syscall each time).
+    me: i32,
+}
+
+struct Inner {
+    on: bool,
+    /// `(tid << 32 | fd)` → the open file and its path.
+    entries: HashMap<u64, (OwnedFd, PathBuf), BuildHasherDefault<TidHasher>>,
+    /// Threads whose rename was received and may not have happened yet.
+    renaming: Vec<i32>,
+}
+
+fn key(tid: i32, fd: i32) -> u64 {
+    u64::from(tid as u32) << 32 | u64::from(fd as u32)
+}
+
+impl DirCache {
+    /// A cache; `on` false: one that keeps nothing (strict mode, a session resumed from a
+    /// daemon that died, which may have let renames through that are still in flight).
+    pub fn new(on: bool) -> DirCache {
+        DirCache {
+            inner: Mutex::new(Inner {
+                on,
+                entries: HashMap::default(),
+                renaming: Vec::new(),
+            }),
+            pending: AtomicBool::new(false),
+            used: AtomicBool::new(false),
+            me: std::process::id() as i32,
+        }
+    }
+
+    /// Keeps nothing from now on.
+    pub fn off(&self) {
+        let mut i = self.inner.lock().unwrap();
+        i.on = false;
+        i.entries.clear();
+    }
+
+    /// A notification from `tid` was received: its previous syscall, a rename maybe, is done.
+    pub fn noted(&self, tid: i32) {
+        if !self.pending.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut i = self.inner.lock().unwrap();
+        i.renaming.retain(|&t| t != tid);
+        self.pending
+            .store(!i.renaming.is_empty(), Ordering::Relaxed);
+    }
+
+    /// `tid` renames something: every path kept may be about to change.
+    pub fn moving(&self, tid: i32) {
+        let mut i = self.inner.lock().unwrap();
+        i.entries.clear();
+        if !i.on {
+            return;
+        }
+        i.renaming.push(tid);
+        self.pending.store(true, Ordering::Relaxed);
+        if i.renaming.len() > MAX_PENDING {
+            prune_gone(&mut i.renaming);
+            if i.renaming.len() > MAX_PENDING {
+                i.on = false;
+                i.renaming.clear();
+                self.pending.store(false, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Lets go of the open files if nothing used them since the last call (the session's
+    /// watcher calls this every second).
+    pub fn evict_idle(&self) {
+        if !self.used.swap(false, Ordering::Relaxed) {
+            let mut i = self.inner.lock().unwrap();
+            if !i.entries.is_empty() {
+                i.entries.clear();
+            }
+        }
+    }
+
+    /// The path of the directory that descriptor `fd` of thread `tid` names, from the cache
+    /// or read and kept now; `None` when it cannot be kept (not a directory, a rename in
+    /// flight, no `kcmp`...): the caller reads it as before.
+    pub fn path(&self, tid: i32, fd: i32, procs: &mut ProcDirs) -> Option<PathBuf> {
+        let mut i = self.inner.lock().unwrap();
+        if !i.on {
+            return None;
+        }
+        self.used.store(true, Ordering::Relaxed);
+        let k = key(tid, fd);
+        let kept = i
+            .entries
+            .get(&k)
+            .map(|(file, _)| crate::sys::kcmp::same_file(tid, fd, self.me, file.as_fd()));
+        match kept {
+            None => {}
+            Some(Ok(true)) => return i.entries.get(&k).map(|(_, path)| path.clone()),
+            // No kcmp here, or not allowed to compare: not worth trying each time.
+            Some(Err(e)) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOSYS)) => {
+                i.on = false;
+                i.entries.clear();
+                return None;
+            }
+            // Another open file by now, or the thread is gone.
+            Some(_) => {
+                i.entries.remove(&k);
+            }
+        }
+        if !i.renaming.is_empty() {
+            prune_gone(&mut i.renaming);
+            self.pending
+                .store(!i.renaming.is_empty(), Ordering::Relaxed);
+            if !i.renaming.is_empty() {
+                return None;
+            }
+        }
+        // The open file first, then its path: the path is then that of the file kept, even
+        // if the thread moved its descriptor N elsewhere in between.
+        let pidfd = crate::sys::fsops::pidfd_open_thread(tid).ok()?;
+        let file = match crate::sys::fsops::pidfd_getfd(pidfd.as_fd(), fd) {
+            Ok(f) => f,
+            // Not allowed to (Yama): not worth asking each time.
+            Err(nix::errno::Errno::EPERM) => {
+                i.on = false;
+                return None;
+            }
+            Err(_) => return None,
+        };
+        let st = crate::sys::fsops::fstat(file.as_fd()).ok()?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+            return None;
+        }
+        use std::os::fd::AsRawFd;
+        let mut name = String::with_capacity(16);
+        name.push_str("fd/");
+        name.push_str(&file.as_raw_fd().to_string());
+        let path = procs.read_link(self.me, &name).ok()?;
+        let b = path.as_os_str().as_bytes();
+        if b.first() != Some(&b'/') || b.ends_with(b" (deleted)") {
+            return None;
+        }
+        if i.entries.len() >= MAX_ENTRIES {
+            i.entries.clear();
+        }
+        i.entries.insert(k, (file, path.clone()));
+        Some(path)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.inner.lock().unwrap().entries.len()
+    }
+}
+
+/// Drops the threads that are gone: whatever they were renaming is done. A thread id taken
+/// by another thread since counts as not gone, which only keeps the cache empty longer.
+fn prune_gone(tids: &mut Vec<i32>) {
+    tids.retain(|&t| {
+        !matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(t), None),
+            Err(nix::errno::Errno::ESRCH)
+        )
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("hallpass-dircache-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("a")).unwrap();
+        std::fs::create_dir_all(d.join("b")).unwrap();
+        d.canonicalize().unwrap()
+    }
+
+    /// The test process plays the supervised thread: its own descriptors are looked up.
+    #[test]
+    fn a_descriptor_number_reused_for_another_directory_is_read_again() {
+        let d = scratch("reuse");
+        let me = std::process::id() as i32;
+        let c = DirCache::new(true);
+        let mut procs = ProcDirs::new();
+        let a = std::fs::File::open(d.join("a")).unwrap();
+        let n = a.as_raw_fd();
+        assert_eq!(c.path(me, n, &mut procs), Some(d.join("a")));
+        assert_eq!(c.path(me, n, &mut procs), Some(d.join("a")));
+        assert_eq!(c.len(), 1);
+        // Same number, another directory: kcmp tells, and the new one is read.
+        drop(a);
+        let b = std::fs::File::open(d.join("b")).unwrap();
+        assert_eq!(b.as_raw_fd(), n, "the test needs the number reused");
+        assert_eq!(c.path(me, n, &mut procs), Some(d.join("b")));
+        // A file is not kept.
+        let f = std::fs::File::create(d.join("f")).unwrap();
+        assert_eq!(c.path(me, f.as_raw_fd(), &mut procs), None);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_rename_empties_the_cache_until_the_renaming_thread_is_heard_of_again() {
+        let d = scratch("rename");
+        let me = std::process::id() as i32;
+        let c = DirCache::new(true);
+        let mut procs = ProcDirs::new();
+        let a = std::fs::File::open(d.join("a")).unwrap();
+        let n = a.as_raw_fd();
+        assert_eq!(c.path(me, n, &mut procs), Some(d.join("a")));
+        // A thread of the session renames (this process, still alive): nothing is kept
+        // meanwhile, whatever the path reads now.
+        c.moving(me);
+        assert_eq!(c.len(), 0);
+        std::fs::rename(d.join("a"), d.join("moved")).unwrap();
+        assert_eq!(c.path(me, n, &mut procs), None);
+        assert_eq!(c.len(), 0);
+        // Heard of again: its rename is done; the new path is read and kept.
+        c.noted(me);
+        assert_eq!(c.path(me, n, &mut procs), Some(d.join("moved")));
+        // A renaming thread that is gone counts as done.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id() as i32;
+        child.wait().unwrap();
+        c.moving(gone);
+        assert_eq!(c.path(me, n, &mut procs), Some(d.join("moved")));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn idle_entries_are_let_go_and_off_keeps_nothing() {
+        let d = scratch("idle");
+        let me = std::process::id() as i32;
+        let c = DirCache::new(true);
+        let mut procs = ProcDirs::new();
+        let a = std::fs::File::open(d.join("a")).unwrap();
+        assert!(c.path(me, a.as_raw_fd(), &mut procs).is_some());
+        c.evict_idle();
+        assert_eq!(c.len(), 1, "used since the last look");
+        c.evict_idle();
+        assert_eq!(c.len(), 0, "idle for a whole period");
+        c.off();
+        assert_eq!(c.path(me, a.as_raw_fd(), &mut procs), None);
+        assert_eq!(
+            DirCache::new(false).path(me, a.as_raw_fd(), &mut procs),
+            None
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
