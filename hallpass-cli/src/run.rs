@@ -159,7 +159,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     let landlock = prepared.allow_writes_beneath(&opened.landlock_paths);
     if !opened.landlock_paths.is_empty() && landlock.is_empty() {
         eprintln!(
-            "hallpass: strict mode without Landlock ABI 3 (Linux 6.2): the daemon performs every write itself, which is slower"
+            "hallpass: strict mode without Landlock ABI 2 (Linux 5.19): the daemon performs every write itself, which is slower"
         );
     }
 

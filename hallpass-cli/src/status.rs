@@ -51,7 +51,7 @@ pub fn status(json: bool) -> Result<i32, Failure> {
                 );
             }
             if s.sessions.iter().any(performs_all) {
-                println!("* strict mode without a Landlock domain (Linux 6.2 needed): the daemon performs every write, which is slower");
+                println!("* strict mode without a Landlock domain (Landlock ABI 2, Linux 5.19): the daemon performs every write, which is slower");
             }
         }
         Ok(0)

@@ -1133,7 +1133,9 @@ impl Supervisor<'_> {
         sc: &'static crate::syscalls::Syscall,
     ) -> bool {
         let shared = self.shared.clone();
-        if shared.landlock.iter().next().is_none() || !crate::syscalls::landlock_covers(sc) {
+        if shared.landlock.iter().next().is_none()
+            || !crate::syscalls::landlock_covers(sc, &n.data.args)
+        {
             return false;
         }
         let Ok(Op::Write { syscall, paths }) =

@@ -1043,15 +1043,22 @@ pub fn writes_content(name: &str) -> bool {
     )
 }
 
-/// Whether Landlock (ABI 3, which strict mode's domain needs) checks every effect of `sc` on
-/// the object the kernel reaches: the opens (writing, creating, truncating), making and
-/// removing names (`mkdir`, `mknod`, `symlink`, `link`, `rename`, `unlink`, `rmdir`) and
-/// `truncate`. Not the metadata calls (mode, owner, times, xattrs, inode flags), which
-/// Landlock does not see: those the daemon performs.
-pub fn landlock_covers(sc: &Syscall) -> bool {
-    matches!(sc.kind, Kind::Open { .. })
-        || sc.names
-        || matches!(sc.name, "mkdir" | "mkdirat" | "truncate")
+/// Whether strict mode's Landlock domain (see `hallpass-cli/src/sys/landlock.rs`) checks
+/// every effect of `sc`, with arguments `args`, on the object the kernel reaches: the opens
+/// that write (`WRITE_FILE`) or only create (`MAKE_REG`), making and removing names (`mkdir`,
+/// `mknod`, `symlink`, `link`, `rename`, `unlink`, `rmdir`). Not a read-only open with
+/// `O_TRUNC`, nor `truncate` (the domain does not handle truncation), nor the metadata calls
+/// (mode, owner, times, xattrs, inode flags), which Landlock does not see: those the daemon
+/// performs.
+pub fn landlock_covers(sc: &Syscall, args: &[u64; 6]) -> bool {
+    match sc.kind {
+        Kind::Open { flags: Some(f), .. } => {
+            let flags = args[f as usize] as u32;
+            flags & libc::O_TRUNC as u32 == 0 || flags & libc::O_ACCMODE as u32 != 0
+        }
+        Kind::Open { flags: None, .. } => true,
+        _ => sc.names || matches!(sc.name, "mkdir" | "mkdirat"),
+    }
 }
 
 /// Whether the syscall called `name` renames: it may move a directory, and everything below
@@ -1493,6 +1500,38 @@ mod tests {
         }
         for name in ["mkdir", "mkdirat", "openat", "chmod", "bind", "nope"] {
             assert!(!changes_names(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn landlock_covers_what_its_domain_checks() {
+        let sc = |name: &str| TABLE.iter().find(|s| s.name == name).unwrap();
+        let open = |flags: i32| landlock_covers(sc("openat"), &[0, 0, flags as u64, 0, 0, 0]);
+        assert!(open(libc::O_WRONLY | libc::O_TRUNC));
+        assert!(open(libc::O_RDWR | libc::O_CREAT));
+        assert!(open(libc::O_RDONLY | libc::O_CREAT));
+        // Truncation the domain does not guard: performed by the daemon.
+        assert!(!open(libc::O_RDONLY | libc::O_TRUNC));
+        assert!(!landlock_covers(sc("truncate"), &[0; 6]));
+        for name in [
+            "mkdirat",
+            "unlinkat",
+            "renameat2",
+            "linkat",
+            "symlinkat",
+            "mknodat",
+        ] {
+            assert!(landlock_covers(sc(name), &[0; 6]), "{name}");
+        }
+        for name in [
+            "fchmodat",
+            "fchownat",
+            "utimensat",
+            "setxattr",
+            "openat2",
+            "bind",
+        ] {
+            assert!(!landlock_covers(sc(name), &[0; 6]), "{name}");
         }
     }
 

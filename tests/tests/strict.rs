@@ -190,7 +190,7 @@ fn the_status_names_the_mode() {
     s.wait_pending(1, &[]);
     let st = s.status();
     assert_eq!(st["sessions"][0]["mode"], "strict", "{st}");
-    // This kernel has Landlock ABI 3: the command runs in the write domain.
+    // This kernel has Landlock ABI 2: the command runs in the write domain.
     assert_eq!(st["sessions"][0]["landlock"], true, "{st}");
     let q = s.wait_pending(1, &[]);
     run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
@@ -199,7 +199,7 @@ fn the_status_names_the_mode() {
 }
 
 /// Where Landlock is too old for the write domain (forced here with
-/// `HALLPASS_LANDLOCK_ABI=2`), strict mode performs every write, says so once, and the
+/// `HALLPASS_LANDLOCK_ABI=1`), strict mode performs every write, says so once, and the
 /// status shows it.
 #[test]
 fn strict_mode_without_landlock_says_so_and_performs_everything() {
@@ -212,7 +212,7 @@ fn strict_mode_without_landlock_says_so_and_performs_everything() {
         "-c",
         &format!("echo in > inside; echo x > {}/f", s.outside.display()),
     ]);
-    c.env("HALLPASS_LANDLOCK_ABI", "2");
+    c.env("HALLPASS_LANDLOCK_ABI", "1");
     let child = background(c);
     let q = s.wait_pending(1, &[]);
     let st = s.status();
@@ -222,7 +222,7 @@ fn strict_mode_without_landlock_says_so_and_performs_everything() {
     run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
     let out = finish(child);
     let err = stderr(&out);
-    assert_eq!(err.matches("without Landlock ABI 3").count(), 1, "{err}");
+    assert_eq!(err.matches("without Landlock ABI 2").count(), 1, "{err}");
     assert_eq!(
         std::fs::read_to_string(s.project.join("inside")).unwrap(),
         "in\n"
