@@ -99,10 +99,12 @@ fn bind(control_path: &Path, api_path: &Path) -> anyhow::Result<(UnixListener, U
     }
     let _ = std::fs::remove_file(control_path);
     let _ = std::fs::remove_file(api_path);
-    let control = UnixListener::bind(control_path)
-        .with_context(|| format!("cannot listen on {}", control_path.display()))?;
+    // The API first: a client that finds the control socket (what `hallpass rules` waits for
+    // after starting a daemon) must find the API socket too.
     let api = UnixListener::bind(api_path)
         .with_context(|| format!("cannot listen on {}", api_path.display()))?;
+    let control = UnixListener::bind(control_path)
+        .with_context(|| format!("cannot listen on {}", control_path.display()))?;
     for p in [control_path, api_path] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))?;
     }
