@@ -595,3 +595,15 @@ impl Scratch {
             .args(args))
     }
 }
+
+/// Lite mode in every variant but the lending ones, and strict mode once (the first variant):
+/// the runs of a test about the session's reach rather than about either mode.
+pub fn lite_everywhere_and_strict_once() -> Vec<(Variant, &'static str)> {
+    let mut runs: Vec<(Variant, &str)> = variants()
+        .into_iter()
+        .filter(|v| !v.lend)
+        .map(|v| (v, "--mode=lite"))
+        .collect();
+    runs.push((variants()[0], "--mode=strict"));
+    runs
+}

@@ -162,13 +162,7 @@ fn a_relayed_socket_answers_like_the_local_one() {
 
 #[test]
 fn a_supervised_process_cannot_answer_or_change_the_rules() {
-    let mut runs: Vec<(Variant, &str)> = variants()
-        .into_iter()
-        .filter(|v| !v.lend)
-        .map(|v| (v, "--mode=lite"))
-        .collect();
-    runs.push((variants()[0], "--mode=strict"));
-    for (v, mode) in runs {
+    for (v, mode) in lite_everywhere_and_strict_once() {
         let s = Scratch::new("answer-self", v);
         let log = s.root.join("log.jsonl");
         let f = s.outside.join("f");
@@ -382,13 +376,7 @@ fn a_process_under_a_seccomp_filter_cannot_answer_or_change_the_rules() {
 
 #[test]
 fn a_process_that_outlives_its_session_cannot_add_a_rule_or_answer() {
-    let mut runs: Vec<(Variant, &str)> = variants()
-        .into_iter()
-        .filter(|v| !v.lend)
-        .map(|v| (v, "--mode=lite"))
-        .collect();
-    runs.push((variants()[0], "--mode=strict"));
-    for (v, mode) in runs {
+    for (v, mode) in lite_everywhere_and_strict_once() {
         let s = Scratch::new("answer-survivor", v);
         // Another session's question, for the survivor to try to answer.
         let q_file = s.outside.join("q");

@@ -445,13 +445,7 @@ fn with_tag(tag: &str) -> Vec<String> {
 
 #[test]
 fn a_chain_of_fork_and_exit_is_ended_with_the_command() {
-    let mut runs: Vec<(Variant, &str)> = variants()
-        .into_iter()
-        .filter(|v| !v.lend)
-        .map(|v| (v, "--mode=lite"))
-        .collect();
-    runs.push((variants()[0], "--mode=strict"));
-    for (v, mode) in runs {
+    for (v, mode) in lite_everywhere_and_strict_once() {
         let s = Scratch::new("hopper", v);
         // Unique to this run: how its chain is told apart in /proc.
         let tag = format!(
