@@ -227,13 +227,8 @@ pub fn process_call(
     args: &[u64; 6],
     read: &mut dyn FnMut(u64, &mut [u8]) -> io::Result<()>,
 ) -> Result<(), i32> {
-    let reaches = |pid: i32| {
-        let group = crate::resolve::tgid_of(pid).unwrap_or(pid);
-        pid == 0
-            || pid == t.tid
-            || group == t.tgid()
-            || crate::resolve::descends_from(group, t.session)
-    };
+    // 0 is the caller itself.
+    let reaches = |pid: i32| pid == 0 || t.reaches(pid);
     match kind {
         Kind::OtherProcess { pid, which } => {
             // A process group or every process of a user reaches beyond the session.

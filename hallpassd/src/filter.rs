@@ -9,10 +9,10 @@
 //! cost nothing. See `Documentation/userspace-api/seccomp_filter.rst`.
 
 use crate::bpf::{Asm, AsmError, Cond, Label, SockFilter};
-use crate::strict::emulate::TIOCGPTPEER;
 use crate::syscalls::{
     Arch, Kind, CLONE_NEW_MOUNT_OR_USER, OPEN_WRITE_FLAGS, REFUSED_IOCTLS, RLIMIT_CORE,
-    SAFE_IOCTLS, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_SET_MODE_FILTER, TABLE, X32_SYSCALL_BIT,
+    SAFE_IOCTLS, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_SET_MODE_FILTER, TABLE, TIOCGPTPEER,
+    X32_SYSCALL_BIT,
 };
 
 // include/uapi/linux/seccomp.h
@@ -240,6 +240,17 @@ fn search(a: &mut Asm, segs: &[(u32, Label)]) {
     search(a, &segs[mid..]);
 }
 
+/// Goes to `zero` if the whole 64-bit argument `arg` is 0 (a NULL pointer, device 0:0), else
+/// to `other`.
+fn jump_if_zero(a: &mut Asm, arg: u8, zero: Label, other: Label) {
+    let lo_zero = a.label();
+    a.load(arg_lo(arg));
+    a.jump(Cond::Eq, 0, lo_zero, other);
+    a.bind(lo_zero);
+    a.load(arg_hi(arg));
+    a.jump(Cond::Eq, 0, zero, other);
+}
+
 /// The code of a syscall whose verdict depends on its arguments.
 fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind, strict: bool) {
     let (allow, notify) = (rets.allow, rets.notify);
@@ -251,13 +262,7 @@ fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind, strict: bool) {
         }
         Kind::Utimensat(paths) => {
             // A NULL path (both halves zero) changes the dirfd's own times.
-            let p = paths[0].path;
-            let lo_zero = a.label();
-            a.load(arg_lo(p));
-            a.jump(Cond::Eq, 0, lo_zero, notify);
-            a.bind(lo_zero);
-            a.load(arg_hi(p));
-            a.jump(Cond::Eq, 0, allow, notify);
+            jump_if_zero(a, paths[0].path, allow, notify);
         }
         Kind::Ioctl { cmd, .. } => {
             // The kernel reads the command as 32 bits: high bits set change nothing.
@@ -311,13 +316,8 @@ fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind, strict: bool) {
             a.bind(block);
             a.goto(eperm);
             // A whiteout, device 0:0, is no device.
-            let lo_zero = a.label();
             a.bind(chr);
-            a.load(arg_lo(dev));
-            a.jump(Cond::Eq, 0, lo_zero, eperm);
-            a.bind(lo_zero);
-            a.load(arg_hi(dev));
-            a.jump(Cond::Eq, 0, notify, eperm);
+            jump_if_zero(a, dev, notify, eperm);
         }
         Kind::OtherProcess { pid, which } => {
             // The caller itself passes; any other target is the daemon's to check.
@@ -338,15 +338,11 @@ fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind, strict: bool) {
                 a.bind(next);
             }
             // A new core limit (a non-NULL pointer: either half set) is the daemon's.
-            let (core, lo_zero) = (a.label(), a.label());
+            let core = a.label();
             a.load(arg_lo(resource));
             a.jump(Cond::Eq, RLIMIT_CORE, core, allow);
             a.bind(core);
-            a.load(arg_lo(new));
-            a.jump(Cond::Eq, 0, lo_zero, notify);
-            a.bind(lo_zero);
-            a.load(arg_hi(new));
-            a.jump(Cond::Eq, 0, allow, notify);
+            jump_if_zero(a, new, allow, notify);
         }
         _ => unreachable!("only the kinds routed to Check get handlers"),
     }

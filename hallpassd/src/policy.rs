@@ -114,9 +114,19 @@ impl PathSet {
         self.0.iter().any(|p| is_within(p, dir))
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &PathBuf> {
         self.0.iter()
     }
+}
+
+/// Whether `p` names a terminal (`/dev/tty*`, `/dev/pts/*`, `/dev/console`).
+fn is_terminal(p: &Path) -> bool {
+    let b = p.as_os_str().as_bytes();
+    b.starts_with(b"/dev/tty") || b.starts_with(b"/dev/pts/") || b == b"/dev/console"
 }
 
 /// Time since boot, suspended time included (`CLOCK_BOOTTIME`): a grant "for 5 minutes" must
@@ -285,9 +295,10 @@ impl Policy {
             .chain(self.allowed.iter())
             .chain(self.implicit_files.iter())
             .filter(|r| !overlaps(r))
-            // `/dev/tty` opens whichever terminal is the process's controlling one: the
-            // domain cannot tell them apart, so the daemon performs those opens.
-            .filter(|r| *r != Path::new("/dev/tty"))
+            // No terminal: `/dev/tty` opens whichever terminal is the process's controlling
+            // one, and the domain, which sees `/dev/tty`, cannot tell them apart (the policy
+            // decides it as the terminal it stands for); the daemon performs those opens.
+            .filter(|r| !is_terminal(r))
             .cloned()
             .collect()
     }
@@ -354,15 +365,10 @@ mod tests {
             .map(|r| r.display().to_string())
             .collect();
         // The project holds `secret` (denied), and `secret/ok` lies below it: both left
-        // out. The rest of the static allowlist is in.
+        // out; so is the terminal. The rest of the static allowlist is in.
         assert_eq!(
             roots,
-            [
-                "/tmp/hallpass-1",
-                "/home/me/.cache/tool",
-                "/dev/null",
-                "/dev/pts/3"
-            ]
+            ["/tmp/hallpass-1", "/home/me/.cache/tool", "/dev/null"]
         );
         // A protected path above a root, or the root itself, leaves it out too.
         let mut p = policy(Prompt::Deny);

@@ -49,6 +49,17 @@ pub struct Target {
 }
 
 impl Target {
+    /// Whether process (or thread) `pid` is one the target may act on as natively: itself,
+    /// its own thread group, or a process of the session (a descendant of its first
+    /// process), which shares its Landlock domain.
+    pub fn reaches(&self, pid: i32) -> bool {
+        if pid == self.tid || pid == self.tgid() {
+            return true;
+        }
+        let group = tgid_of(pid).unwrap_or(pid);
+        group == self.tgid() || descends_from(group, self.session)
+    }
+
     pub fn tgid(&self) -> i32 {
         if self.tgid != 0 {
             return self.tgid;
@@ -172,6 +183,25 @@ impl ProcDirs {
 /// it (`None`: it has none, and the open fails with `ENXIO`). A pseudo-terminal is
 /// `/dev/pts/N`; another terminal is named from sysfs (`/dev/tty1`, `/dev/ttyS0`).
 pub fn controlling_terminal(tid: i32) -> io::Result<Option<PathBuf>> {
+    let Some((major, minor)) = controlling_terminal_device(tid)? else {
+        return Ok(None);
+    };
+    let bad = || io::Error::from_raw_os_error(libc::ESRCH);
+    // include/uapi/linux/major.h: UNIX98_PTY_SLAVE_MAJOR and the 7 after it.
+    if (136..144).contains(&major) {
+        return Ok(Some(PathBuf::from(format!(
+            "/dev/pts/{}",
+            (major - 136) * 256 + minor
+        ))));
+    }
+    let link = std::fs::read_link(format!("/sys/dev/char/{major}:{minor}"))?;
+    let name = link.file_name().ok_or_else(bad)?;
+    Ok(Some(Path::new("/dev").join(name)))
+}
+
+/// The device number (major, minor) of thread `tid`'s controlling terminal, from the
+/// `tty_nr` field of `/proc/TID/stat`; `None` if it has none.
+pub fn controlling_terminal_device(tid: i32) -> io::Result<Option<(u32, u32)>> {
     let stat = std::fs::read_to_string(format!("/proc/{tid}/stat"))?;
     let bad = || io::Error::from_raw_os_error(libc::ESRCH);
     // The fields after the command name, which may hold spaces and parentheses.
@@ -185,16 +215,7 @@ pub fn controlling_terminal(tid: i32) -> io::Result<Option<PathBuf>> {
         return Ok(None);
     }
     let (major, minor) = ((nr >> 8) & 0xfff, (nr & 0xff) | ((nr >> 12) & 0xfff00));
-    // include/uapi/linux/major.h: UNIX98_PTY_SLAVE_MAJOR and the 7 after it.
-    if (136..144).contains(&major) {
-        return Ok(Some(PathBuf::from(format!(
-            "/dev/pts/{}",
-            (major - 136) * 256 + minor
-        ))));
-    }
-    let link = std::fs::read_link(format!("/sys/dev/char/{major}:{minor}"))?;
-    let name = link.file_name().ok_or_else(bad)?;
-    Ok(Some(Path::new("/dev").join(name)))
+    Ok(Some((major as u32, minor as u32)))
 }
 
 /// A device node outside `/dev` (in the project, say), by the name of the device it is

@@ -616,8 +616,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
             .into_iter()
             .filter(|p| strict && roots.contains(p)),
     );
-    info.landlock
-        .store(landlock.iter().next().is_some(), Ordering::Relaxed);
+    info.landlock.store(!landlock.is_empty(), Ordering::Relaxed);
     let shared = Arc::new(Shared {
         info: info.clone(),
         policy,
@@ -685,12 +684,6 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
             );
         }
     }
-}
-
-/// Whether `p` names a terminal (`/dev/tty*`, `/dev/pts/*`, `/dev/console`).
-fn is_terminal_name(p: &Path) -> bool {
-    let b = p.as_os_str().as_bytes();
-    b.starts_with(b"/dev/tty") || b.starts_with(b"/dev/pts/") || b == b"/dev/console"
 }
 
 /// Notification ids past the last one a dead daemon noted that are checked for a
@@ -1120,7 +1113,7 @@ impl Supervisor<'_> {
     }
 
     /// Strict mode in a Landlock domain: a write the policy allows by a static rule (the
-    /// project, `$TMPDIR`, the devices and terminal, `--allow-path`) inside what the domain
+    /// project, `$TMPDIR`, the devices, `--allow-path`) inside what the domain
     /// lets the command write is left to the kernel, which makes it natively, with the
     /// process's own credentials. The path was read once, as lite mode reads it; if the
     /// process changes what it names before the kernel reads it again, the kernel checks the
@@ -1133,9 +1126,7 @@ impl Supervisor<'_> {
         sc: &'static crate::syscalls::Syscall,
     ) -> bool {
         let shared = self.shared.clone();
-        if shared.landlock.iter().next().is_none()
-            || !crate::syscalls::landlock_covers(sc, &n.data.args)
-        {
+        if shared.landlock.is_empty() || !crate::syscalls::landlock_covers(sc, &n.data.args) {
             return false;
         }
         let Ok(Op::Write { syscall, paths }) =
@@ -1146,11 +1137,7 @@ impl Supervisor<'_> {
         let mut files: Vec<&Path> = Vec::with_capacity(paths.len());
         for r in &paths {
             match r {
-                // A terminal may be what `/dev/tty` stands for, which the domain sees as
-                // `/dev/tty`: performed.
-                Resolved::Path(p) if shared.landlock.covers(p) && !is_terminal_name(p) => {
-                    files.push(p)
-                }
+                Resolved::Path(p) if shared.landlock.covers(p) => files.push(p),
                 _ => return false,
             }
         }

@@ -234,6 +234,11 @@ pub const REFUSED_IOCTLS: [u32; 2] = [
     0x541c, // TIOCLINUX
 ];
 
+/// `TIOCGPTPEER` (`include/uapi/asm-generic/ioctls.h`): opens the other end of a pty from its
+/// master. Harmless, but strict mode makes it itself: its Landlock domain would refuse the
+/// kernel's open of `/dev/pts/N`.
+pub const TIOCGPTPEER: u32 = 0x5441;
+
 /// ioctl commands known to change nothing in any file system, whatever kind of object the
 /// descriptor holds: they pass in the kernel. Every other command goes to the daemon, which
 /// decides it as a write of the descriptor's object when that is a file, a directory or a
@@ -278,7 +283,7 @@ pub const SAFE_IOCTLS: &[u32] = &[
     0x8004_5438, // TIOCGPKT
     0x8004_5439, // TIOCGPTLCK
     0x8004_5440, // TIOCGEXCL
-    0x5441,      // TIOCGPTPEER
+    TIOCGPTPEER,
     // The descriptor itself (the VFS answers these before any file system).
     0x541b, // FIONREAD
     0x5421, // FIONBIO

@@ -25,7 +25,7 @@ use crate::sys::fsops::{self, OpenHow, Sys};
 use crate::sys::seccomp::{self, Notif, Reply};
 use crate::syscalls::{
     is_write_open, Kind, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW,
-    WRITE_IOCTLS,
+    TIOCGPTPEER, WRITE_IOCTLS,
 };
 
 /// What a notification asks for, in strict mode.
@@ -189,8 +189,6 @@ const O_TMPFILE: i32 = libc::O_TMPFILE & !libc::O_DIRECTORY;
 const FICLONE: u32 = 0x4004_9409;
 const FICLONERANGE: u32 = 0x4020_940d;
 const FIDEDUPERANGE: u32 = 0xc018_9436;
-/// `TIOCGPTPEER` (`include/uapi/asm-generic/ioctls.h`).
-pub const TIOCGPTPEER: u32 = 0x5441;
 
 /// Prepares notification `n` (syscall `sc`) for `t`.
 pub fn prepare(sc: &'static Syscall, n: &Notif, t: &mut Target<'_>, roots: &Roots) -> Prepared {
@@ -1044,21 +1042,10 @@ fn tty(t: &Target<'_>, flags: i32, mode: u32, name: &'static str) -> Sys<Prepare
 
 /// The target's controlling terminal, held: one of its descriptors open on it.
 fn controlling_tty(tid: i32, ttys: &[PathBuf]) -> Sys<OwnedFd> {
-    let stat = std::fs::read_to_string(format!("/proc/{tid}/stat")).map_err(|_| Errno::ESRCH)?;
-    // The fields after the command name, which may hold spaces and parentheses.
-    let after = &stat[stat.rfind(')').ok_or(Errno::ESRCH)? + 2..];
-    let tty_nr: u64 = after
-        .split(' ')
-        .nth(4)
-        .and_then(|v| v.parse().ok())
-        .ok_or(Errno::ESRCH)?;
-    if tty_nr == 0 {
-        return Err(Errno::ENXIO);
-    }
-    let dev = libc::makedev(
-        ((tty_nr >> 8) & 0xfff) as u32,
-        ((tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00)) as u32,
-    );
+    let (major, minor) = crate::resolve::controlling_terminal_device(tid)
+        .map_err(|_| Errno::ESRCH)?
+        .ok_or(Errno::ENXIO)?;
+    let dev = libc::makedev(major, minor);
     let dir = std::fs::read_dir(format!("/proc/{tid}/fd")).map_err(|_| Errno::ENXIO)?;
     for e in dir.flatten() {
         let p = CString::new(e.path().into_os_string().into_encoded_bytes()).unwrap_or_default();

@@ -70,11 +70,12 @@ impl Who {
     /// reach: its own thread group's, or a process of the session's (a descendant of its
     /// first process), which share its Landlock domain.
     pub fn reaches(&self, pid: i32) -> bool {
-        if pid == self.tid || pid == self.tgid() {
-            return true;
+        crate::resolve::Target {
+            tid: self.tid,
+            tgid: self.tgid(),
+            session: self.session,
         }
-        let group = crate::resolve::tgid_of(pid).unwrap_or(pid);
-        group == self.tgid() || crate::resolve::descends_from(group, self.session)
+        .reaches(pid)
     }
 }
 

@@ -406,7 +406,9 @@ pub fn pidfd_open_thread(tid: i32) -> Sys<OwnedFd> {
 /// (`TIOCGPTPEER`).
 pub fn pty_peer(master: BorrowedFd<'_>, flags: i32) -> Sys<OwnedFd> {
     // SAFETY: no memory is passed; the ioctl returns a new descriptor or -1.
-    fd_result(unsafe { libc::ioctl(master.as_raw_fd(), 0x5441 as _, flags) } as libc::c_long)
+    fd_result(
+        unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCGPTPEER as _, flags) } as libc::c_long,
+    )
 }
 
 /// A copy of descriptor `fd` of the process behind `pidfd` (`pidfd_getfd`).
