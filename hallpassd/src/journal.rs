@@ -5,9 +5,11 @@
 //! daemon, which decides them again: a pending question is asked again.
 //!
 //! Layout: slots of 12 words. Word 0 of a slot says whether it is in use; words 1..=10 hold
-//! the `struct seccomp_notif`. Slot 0 is the notification the supervisor thread is handling
-//! now; its word 11 is the highest notification id ever received. The other slots hold open
-//! questions. Writing a slot is a few stores: cheap enough for every notification.
+//! the `struct seccomp_notif`; word 11 is unused. Slot 0 is the notification the supervisor
+//! thread is handling now: the kernel writes it there itself ([`Journal::receive`]), so there
+//! is no instant in which the daemon holds a notification the journal does not. The other
+//! slots hold open questions. Writing a slot is a few stores: cheap enough for every
+//! notification.
 //!
 //! The memory is shared with the launcher only: it makes the memfd sealed against resizing
 //! (a shrunk file would fault the daemon), and it is not dumpable, so the command cannot open
@@ -15,7 +17,9 @@
 
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
-use crate::sys::seccomp::{Notif, SeccompData};
+use std::os::fd::BorrowedFd;
+
+use crate::sys::seccomp::{self, Notif};
 use crate::sys::shared_map::SharedMap;
 
 /// The journal's size: 1 MiB, about 10,900 open questions.
@@ -23,41 +27,12 @@ pub const SIZE: usize = hallpass_proto::JOURNAL_SIZE;
 const SLOT_WORDS: usize = 12;
 const FREE: u64 = 0;
 const USED: u64 = 1;
-/// Word 11 of slot 0: the highest notification id received.
-const LAST: usize = 11;
+/// Slot 0 is lent to the kernel: it holds a notification if the kernel wrote one (its `arch`
+/// word is never zero then).
+const RECEIVING: u64 = 3;
 
 pub struct Journal {
     map: SharedMap,
-}
-
-fn encode(n: &Notif) -> [u64; 10] {
-    let d = &n.data;
-    [
-        n.id,
-        u64::from(n.pid) | (u64::from(n.flags) << 32),
-        u64::from(d.nr as u32) | (u64::from(d.arch) << 32),
-        d.instruction_pointer,
-        d.args[0],
-        d.args[1],
-        d.args[2],
-        d.args[3],
-        d.args[4],
-        d.args[5],
-    ]
-}
-
-fn decode(w: &[u64; 10]) -> Notif {
-    Notif {
-        id: w[0],
-        pid: w[1] as u32,
-        flags: (w[1] >> 32) as u32,
-        data: SeccompData {
-            nr: w[2] as u32 as i32,
-            arch: (w[2] >> 32) as u32,
-            instruction_pointer: w[3],
-            args: [w[4], w[5], w[6], w[7], w[8], w[9]],
-        },
-    }
 }
 
 impl Journal {
@@ -89,7 +64,7 @@ impl Journal {
 
     fn write(&self, slot: usize, n: &Notif) {
         let w = &self.map.words()[slot * SLOT_WORDS..(slot + 1) * SLOT_WORDS];
-        for (i, v) in encode(n).into_iter().enumerate() {
+        for (i, v) in n.to_words().into_iter().enumerate() {
             w[1 + i].store(v, Relaxed);
         }
         w[0].store(USED, Release);
@@ -97,19 +72,36 @@ impl Journal {
 
     fn read(&self, slot: usize) -> Option<Notif> {
         let w = &self.map.words()[slot * SLOT_WORDS..(slot + 1) * SLOT_WORDS];
-        if w[0].load(Acquire) != USED {
+        let state = w[0].load(Acquire);
+        if state != USED && !(slot == 0 && state == RECEIVING) {
             return None;
         }
         let mut v = [0u64; 10];
         for (i, x) in v.iter_mut().enumerate() {
             *x = w[1 + i].load(Relaxed);
         }
-        Some(decode(&v))
+        let n = Notif::from_words(&v);
+        (n.data.arch != 0).then_some(n)
     }
 
-    /// The supervisor took `n` from the kernel.
+    /// Takes the next notification from the kernel into slot 0 (see [`seccomp::recv_into`]).
+    /// Blocks like [`seccomp::recv`]; on an error, slot 0 holds nothing.
+    pub fn receive(&self, listener: BorrowedFd<'_>) -> std::io::Result<Notif> {
+        let w = &self.map.words()[..SLOT_WORDS];
+        let notif: &[std::sync::atomic::AtomicU64; 10] = w[1..11].try_into().expect("ten words");
+        // The kernel insists on a zeroed struct; zeroed, the slot says it holds nothing.
+        for x in notif {
+            x.store(0, Relaxed);
+        }
+        w[0].store(RECEIVING, Release);
+        seccomp::recv_into(listener, notif)?;
+        let words = notif.each_ref().map(|x| x.load(Relaxed));
+        w[0].store(USED, Release);
+        Ok(Notif::from_words(&words))
+    }
+
+    /// The supervisor decides `n` again (a notification a daemon that died held).
     pub fn begin(&self, n: &Notif) {
-        self.map.words()[LAST].fetch_max(n.id, Relaxed);
         self.write(0, n);
     }
 
@@ -143,12 +135,6 @@ impl Journal {
                 w[0].store(FREE, Release);
             }
         }
-    }
-
-    /// The highest notification id a daemon received, if any.
-    pub fn last(&self) -> Option<u64> {
-        let last = self.map.words()[LAST].load(Relaxed);
-        (last != 0).then_some(last)
     }
 
     /// What a daemon that died left: the notifications it held, each once, with its slot. The
@@ -187,6 +173,7 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::seccomp::SeccompData;
 
     fn memfd_of(size: usize) -> std::os::fd::OwnedFd {
         use nix::fcntl::{fcntl, FcntlArg, SealFlag};
@@ -244,7 +231,6 @@ mod tests {
         assert_eq!(held[1].1.data.args, notif(11).data.args);
         assert_eq!(held[1].1.data.arch, 0xc000_003e);
         assert_eq!(held[1].1.pid, 4242);
-        assert_eq!(b.last(), Some(11));
         assert!(q > 0);
         // Still there until settled: a daemon dying now loses nothing.
         assert_eq!(b.held().len(), 2);
@@ -252,9 +238,47 @@ mod tests {
             b.settle(slot, n.id);
         }
         assert!(b.held().is_empty());
-        // An older id never lowers the last one.
-        b.begin(&notif(3));
-        assert_eq!(b.last(), Some(11));
+    }
+
+    #[test]
+    fn what_the_kernel_hands_over_is_in_the_journal_before_the_daemon_has_it() {
+        use std::os::fd::AsFd;
+        let (listener, thread) = seccomp::testing::a_thread_notifying_getppid();
+        let fd = memfd();
+        let a = Journal::open(fd.try_clone().unwrap()).unwrap();
+        let n = a.receive(listener.as_fd()).unwrap();
+        assert_eq!(i64::from(n.data.nr), libc::SYS_getppid);
+        // The daemon dies before it looks at `n`: the next one finds it all the same.
+        drop(a);
+        let b = Journal::open(fd).unwrap();
+        let held = b.held();
+        assert_eq!(held.len(), 1);
+        let (slot, m) = held[0];
+        assert_eq!((slot, m.id, m.pid, m.data.nr), (0, n.id, n.pid, n.data.nr));
+        assert!(seccomp::id_valid(listener.as_fd(), m.id));
+        seccomp::send(listener.as_fd(), m.id, seccomp::Reply::Value(4242)).unwrap();
+        assert_eq!(thread.join().unwrap(), 4242);
+        b.settle(slot, m.id);
+        assert!(b.held().is_empty());
+    }
+
+    #[test]
+    fn a_slot_lent_to_the_kernel_and_left_empty_holds_nothing() {
+        use std::os::fd::AsFd;
+        let (listener, thread) = seccomp::testing::a_thread_notifying_getppid();
+        let fd = memfd();
+        let a = Journal::open(fd.try_clone().unwrap()).unwrap();
+        // A receive that fails (here: not a listener) leaves slot 0 lent and empty.
+        assert!(a.receive(fd.as_fd()).is_err());
+        assert!(Journal::open(fd.try_clone().unwrap())
+            .unwrap()
+            .held()
+            .is_empty());
+        let n = a.receive(listener.as_fd()).unwrap();
+        seccomp::send(listener.as_fd(), n.id, seccomp::Reply::Value(1)).unwrap();
+        a.end();
+        assert_eq!(thread.join().unwrap(), 1);
+        assert!(Journal::open(fd).unwrap().held().is_empty());
     }
 
     #[test]

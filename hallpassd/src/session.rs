@@ -686,10 +686,6 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
     }
 }
 
-/// Notification ids past the last one a dead daemon noted that are checked for a
-/// notification it took but did not note (it died in between).
-const UNNOTED_PROBE: u64 = 256;
-
 struct Supervisor<'a> {
     shared: Arc<Shared>,
     questions: Arc<Questions>,
@@ -751,7 +747,7 @@ impl Supervisor<'_> {
         let listener = shared.listener();
         let id = shared.info.id;
         while !stop.load(Ordering::SeqCst) {
-            match seccomp::recv(listener) {
+            match self.next(listener) {
                 Ok(n) => self.take(listener, &n),
                 // The watcher interrupts us to look at `stop`.
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
@@ -776,12 +772,17 @@ impl Supervisor<'_> {
         }
     }
 
-    /// Journals and handles one notification just received.
+    /// Takes the next notification from the kernel: into the journal, where there is one.
+    fn next(&self, listener: BorrowedFd<'_>) -> std::io::Result<seccomp::Notif> {
+        match self.shared.journal() {
+            Some(j) => j.receive(listener),
+            None => seccomp::recv(listener),
+        }
+    }
+
+    /// Handles one notification just received, then lets its journal slot go.
     fn take(&mut self, listener: BorrowedFd<'_>, n: &seccomp::Notif) {
         let shared = self.shared.clone();
-        if let Some(j) = shared.journal() {
-            j.begin(n);
-        }
         self.handle(listener, n);
         if let Some(j) = shared.journal() {
             j.end();
@@ -834,7 +835,7 @@ impl Supervisor<'_> {
             }
             let ev = fds[1].revents().unwrap_or(PollFlags::empty());
             if ev.contains(PollFlags::POLLIN) {
-                match seccomp::recv(listener) {
+                match self.next(listener) {
                     Ok(n) => self.take(listener, &n),
                     // The target died, or a signal made it give up, before we took it.
                     Err(e)
@@ -1274,30 +1275,14 @@ impl Supervisor<'_> {
         let _ = seccomp::send(listener, n.id, Reply::Fail(libc::ELOOP));
     }
 
-    /// Decides again what a daemon that died held: the notifications noted in the journal
-    /// (a question open there is asked again), and any it took after the last one it noted,
-    /// which can only be failed, not decided: it is gone with the daemon's memory.
+    /// Decides again the notifications a daemon that died held, noted in the journal (a
+    /// question open there is asked again). The kernel wrote each into the journal as it
+    /// handed it over, so none can be missing.
     fn recover(&mut self) {
         let shared = self.shared.clone();
         let Some(j) = shared.journal() else { return };
         let listener = shared.listener();
         let held = j.held();
-        // A notification the dead daemon took in the instant before noting it has an id
-        // from the last one it noted on (ids are handed out in order as notifications are
-        // queued; ID_VALID knows only those a daemon took): it cannot be decided, only
-        // failed. Other writes that got ids meanwhile (cancelled by a signal) leave gaps;
-        // the window allows for them.
-        if let Some(last) = j.last() {
-            for id in last..=last.saturating_add(UNNOTED_PROBE) {
-                if !held.iter().any(|(_, n)| n.id == id) && seccomp::id_valid(listener, id) {
-                    eprintln!(
-                        "hallpassd: session {}: notification {id} was taken by the daemon that died and not noted: failed with EINTR",
-                        shared.info.id
-                    );
-                    let _ = seccomp::send(listener, id, Reply::Fail(libc::EINTR));
-                }
-            }
-        }
         let mut again = 0;
         for (slot, n) in held {
             if seccomp::id_valid(listener, n.id) {

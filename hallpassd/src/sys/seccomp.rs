@@ -3,6 +3,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::atomic::AtomicU64;
 
 /// `struct seccomp_data`.
 #[repr(C)]
@@ -69,6 +70,64 @@ pub fn recv(listener: BorrowedFd<'_>) -> io::Result<Notif> {
         )
     })?;
     Ok(n)
+}
+
+/// Takes the next notification straight into `slot`: ten zeroed words of memory shared with
+/// the launcher (the session journal), which the kernel fills with a `struct seccomp_notif`.
+/// The moment the kernel hands a notification over it is where a successor daemon looks, so
+/// no daemon can die holding one that nobody can find. Read `slot` back with
+/// [`Notif::from_words`]. Blocks like [`recv`].
+pub fn recv_into(listener: BorrowedFd<'_>, slot: &[AtomicU64; 10]) -> io::Result<()> {
+    // SAFETY: `slot` is 80 bytes of live memory, aligned for u64, that may be written through
+    // a shared reference (atomics have interior mutability): the size and layout of `struct
+    // seccomp_notif`, which the ioctl number encodes. The kernel writes only within it, and
+    // only before the ioctl returns, in this thread; nothing else writes slot 0 meanwhile.
+    check(unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            SECCOMP_IOCTL_NOTIF_RECV,
+            slot.as_ptr().cast_mut(),
+        )
+    })
+}
+
+// The journal reads what the kernel wrote word by word: `pid` and `flags` share a word, as do
+// `nr` and `arch`, in this order only on a little-endian machine.
+#[cfg(not(target_endian = "little"))]
+compile_error!("the session journal assumes a little-endian `struct seccomp_notif`");
+
+impl Notif {
+    /// The notification as ten words, laid out as the kernel writes it.
+    pub fn to_words(&self) -> [u64; 10] {
+        let d = &self.data;
+        [
+            self.id,
+            u64::from(self.pid) | (u64::from(self.flags) << 32),
+            u64::from(d.nr as u32) | (u64::from(d.arch) << 32),
+            d.instruction_pointer,
+            d.args[0],
+            d.args[1],
+            d.args[2],
+            d.args[3],
+            d.args[4],
+            d.args[5],
+        ]
+    }
+
+    /// The notification the kernel wrote as ten words.
+    pub fn from_words(w: &[u64; 10]) -> Notif {
+        Notif {
+            id: w[0],
+            pid: w[1] as u32,
+            flags: (w[1] >> 32) as u32,
+            data: SeccompData {
+                nr: w[2] as u32 as i32,
+                arch: (w[2] >> 32) as u32,
+                instruction_pointer: w[3],
+                args: [w[4], w[5], w[6], w[7], w[8], w[9]],
+            },
+        }
+    }
 }
 
 /// The answer to a notification.
@@ -201,4 +260,44 @@ pub fn can_send_fd(listener: BorrowedFd<'_>) -> bool {
         )
     };
     r < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT)
+}
+
+/// For tests of what receives notifications: a real listener and a thread waiting on it.
+#[cfg(test)]
+pub mod testing {
+    /// A thread of this test that asks for `getppid` under a filter of its own, which sends
+    /// that syscall to the listener it returns.
+    pub fn a_thread_notifying_getppid() -> (std::os::fd::OwnedFd, std::thread::JoinHandle<i64>) {
+        use crate::bpf::{Asm, Cond};
+        use std::os::fd::FromRawFd;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let mut asm = Asm::new();
+            let (notify, allow) = (asm.label(), asm.label());
+            asm.load(0);
+            asm.jump(Cond::Eq, libc::SYS_getppid as u32, notify, allow);
+            asm.bind(notify);
+            asm.ret(0x7fc0_0000); // SECCOMP_RET_USER_NOTIF
+            asm.bind(allow);
+            asm.ret(0x7fff_0000); // SECCOMP_RET_ALLOW
+            let prog = asm.finish().unwrap();
+            let fprog = libc::sock_fprog {
+                len: prog.len() as u16,
+                filter: prog.as_ptr() as *mut libc::sock_filter,
+            };
+            // SAFETY: prctl and seccomp with valid arguments; `fprog` points at `prog`, alive
+            // for the call. The filter binds this thread only (no TSYNC), which ends soon.
+            let fd = unsafe {
+                assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+                libc::syscall(libc::SYS_seccomp, 1, 1 << 3, &fprog)
+            };
+            assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+            // SAFETY: a descriptor the kernel just made for us.
+            tx.send(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+                .unwrap();
+            // SAFETY: getppid has no arguments.
+            unsafe { libc::syscall(libc::SYS_getppid) }
+        });
+        (rx.recv().unwrap(), thread)
+    }
 }
