@@ -197,6 +197,7 @@ impl Decoder {
                 one(resolve_from(t, base, &path[..end], false))
             }
             Kind::Exec => Ok(Op::Pass { exec: true }),
+            Kind::Creds => Ok(Op::Pass { exec: false }),
             // The filter lets it through; a notification would be a filter bug.
             Kind::Pass => Ok(Op::Pass { exec: false }),
             Kind::OtherProcess { .. } | Kind::Rlimit { .. } => {

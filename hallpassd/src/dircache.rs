@@ -1,4 +1,4 @@
-//! Lite mode's cache of directory descriptors: the path of the directory that descriptor N
+//! The cache of directory descriptors: the path of the directory that descriptor N
 //! of thread T names, kept between notifications. `tar -C OUT` makes 20,000 `openat(4,
 //! "./d/f")`, `rm -r` 20,000 `unlinkat(5, "f")`: reading `/proc/T/fd/N` for each is most of
 //! what resolving such a path costs.
@@ -18,13 +18,24 @@
 //! rename happens). A rename made by a process outside the session is not seen: a write
 //! relative to a descriptor of a directory moved so is decided on its old path
 //! (docs/limitations.md). A directory removed keeps its old path here (`/proc` would add
-//! " (deleted)"): nothing can be created in it any more, so no decision changes.
+//! " (deleted)"): nothing can be created in it any more, so no decision changes. In strict
+//! mode these paths decide only the writes left to the kernel inside its Landlock domain,
+//! which checks the object it reaches again: a stale path there can only end in `EACCES`.
+//!
+//! Strict mode keeps a second, smaller thing here: the decision path of the object a
+//! descriptor held when its metadata was last changed (`futimens`, `fchmod`, `fchown`: tar
+//! makes all three on each file it writes, on the same descriptor). No open file is kept
+//! for these (a file kept open for writing would make the command's exec of it fail with
+//! `ETXTBSY`): a hit is an object with the same identity (device, inode and mount) as the
+//! one checked, read from the daemon's fresh copy of the descriptor. Its path can change
+//! only if a name is moved or removed: renames and removals of the session empty them, as
+//! above.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -50,22 +61,29 @@ struct Inner {
     on: bool,
     /// `(tid << 32 | fd)` → the open file and its path.
     entries: HashMap<u64, (OwnedFd, PathBuf), BuildHasherDefault<TidHasher>>,
+    /// Strict mode: `(tid << 32 | fd)` → the identity of the object it held and its checked
+    /// decision path.
+    objects: HashMap<u64, (Identity, PathBuf), BuildHasherDefault<TidHasher>>,
     /// Threads whose rename was received and may not have happened yet.
     renaming: Vec<i32>,
 }
+
+/// An object's identity, as [`crate::sys::fsops::identity`] reads it.
+pub type Identity = (u64, u32, u32, u64);
 
 fn key(tid: i32, fd: i32) -> u64 {
     u64::from(tid as u32) << 32 | u64::from(fd as u32)
 }
 
 impl DirCache {
-    /// A cache; `on` false: one that keeps nothing (strict mode, a session resumed from a
-    /// daemon that died, which may have let renames through that are still in flight).
+    /// A cache; `on` false: one that keeps nothing (a session resumed from a daemon that
+    /// died, which may have let renames through that are still in flight).
     pub fn new(on: bool) -> DirCache {
         DirCache {
             inner: Mutex::new(Inner {
                 on,
                 entries: HashMap::default(),
+                objects: HashMap::default(),
                 renaming: Vec::new(),
             }),
             pending: AtomicBool::new(false),
@@ -79,6 +97,7 @@ impl DirCache {
         let mut i = self.inner.lock().unwrap();
         i.on = false;
         i.entries.clear();
+        i.objects.clear();
     }
 
     /// A notification from `tid` was received: its previous syscall, a rename maybe, is done.
@@ -96,6 +115,19 @@ impl DirCache {
     pub fn moving(&self, tid: i32) {
         let mut i = self.inner.lock().unwrap();
         i.entries.clear();
+        self.in_flight(&mut i, tid);
+    }
+
+    /// `tid` removes a name: an object kept may be about to lose the one it was decided by
+    /// (directories kept are not concerned: nothing can be made in a removed one).
+    pub fn unnaming(&self, tid: i32) {
+        let mut i = self.inner.lock().unwrap();
+        self.in_flight(&mut i, tid);
+    }
+
+    /// A change of names by `tid` may be in flight: objects are read again until it is done.
+    fn in_flight(&self, i: &mut Inner, tid: i32) {
+        i.objects.clear();
         if !i.on {
             return;
         }
@@ -105,6 +137,7 @@ impl DirCache {
             prune_gone(&mut i.renaming);
             if i.renaming.len() > MAX_PENDING {
                 i.on = false;
+                i.entries.clear();
                 i.renaming.clear();
                 self.pending.store(false, Ordering::Relaxed);
             }
@@ -188,6 +221,38 @@ impl DirCache {
         }
         i.entries.insert(k, (file, path.clone()));
         Some(path)
+    }
+
+    /// Strict mode: the decision path kept for the object descriptor `fd` of thread `tid`
+    /// held, if it holds the same object now (`id`, read from a fresh copy of it).
+    pub fn object_path(&self, tid: i32, fd: i32, id: Identity) -> Option<PathBuf> {
+        let i = self.inner.lock().unwrap();
+        match i.objects.get(&key(tid, fd)) {
+            Some((kept, path)) if i.on && *kept == id => Some(path.clone()),
+            _ => None,
+        }
+    }
+
+    /// Strict mode: keeps `path`, checked just now, as the decision path of object `id`,
+    /// which descriptor `fd` of thread `tid` holds; nothing while a change of names may be
+    /// in flight (the path may have been read before it happens).
+    pub fn keep_object(&self, tid: i32, fd: i32, id: Identity, path: &Path) {
+        let mut i = self.inner.lock().unwrap();
+        if !i.on {
+            return;
+        }
+        if !i.renaming.is_empty() {
+            prune_gone(&mut i.renaming);
+            self.pending
+                .store(!i.renaming.is_empty(), Ordering::Relaxed);
+            if !i.renaming.is_empty() {
+                return;
+            }
+        }
+        if i.objects.len() >= MAX_ENTRIES {
+            i.objects.clear();
+        }
+        i.objects.insert(key(tid, fd), (id, path.to_path_buf()));
     }
 
     #[cfg(test)]

@@ -81,8 +81,10 @@ fn route(kind: Kind, opts: Options) -> Route {
         Kind::OwnDomain => Route::Notify,
         Kind::Namespaces { .. } | Kind::RefuseStrict(_) => Route::Allow,
         Kind::Refuse(e) => Route::Errno(e),
-        Kind::Exec if opts.report_exec => Route::Notify,
+        Kind::Exec if opts.report_exec || strict => Route::Notify,
         Kind::Exec => Route::Allow,
+        Kind::Creds if strict => Route::Notify,
+        Kind::Creds => Route::Allow,
     }
 }
 

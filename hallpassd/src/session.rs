@@ -37,7 +37,7 @@ use crate::rules::Rules;
 use crate::strict::emulate::{self, Action, Outcome, Prepared};
 use crate::strict::walk::Roots;
 use crate::sys::seccomp::{self, Reply};
-use crate::syscalls::Arch;
+use crate::syscalls::{Arch, Kind};
 
 /// What the daemon shows of a session, shared with the status API.
 #[derive(Debug)]
@@ -630,9 +630,10 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         ttys,
         landlock,
     });
-    // Lite mode keeps the paths of directory descriptors; not for a session a dead daemon
-    // held, which may have let renames through that have not happened yet.
-    let dircache = Arc::new(DirCache::new(!strict && !a.resume));
+    // The paths of descriptors are kept (in strict mode only for what the kernel checks
+    // again in its Landlock domain, and for descriptor metadata); not for a session a dead
+    // daemon held, which may have let renames through that have not happened yet.
+    let dircache = Arc::new(DirCache::new(!a.resume));
     let mut s = Supervisor {
         shared: shared.clone(),
         questions: questions.clone(),
@@ -713,6 +714,9 @@ impl Supervisor<'_> {
     /// a watcher thread waits for the launcher's hang-up and interrupts it. Where the kernel
     /// cannot be interrupted so (the handler could not be installed), it polls as before.
     fn run(&mut self, control: &UnixStream) {
+        if self.strict {
+            crate::strict::creds::supervising();
+        }
         if crate::sys::fsops::interruptible().is_err() {
             return self.run_polling(control);
         }
@@ -862,14 +866,20 @@ impl Supervisor<'_> {
             let _ = seccomp::send(listener, n.id, Reply::Fail(libc::EACCES));
             return;
         }
-        if self.strict {
-            return self.handle_strict(listener, n);
-        }
         let sc = self.decoder.syscall(n);
-        // Whatever this thread did before is done; a rename may move directories kept.
+        // Whatever this thread did before is done; a rename may move directories kept, a
+        // removal take the name an object kept was decided by.
         self.dircache.noted(tid);
-        if sc.is_some_and(|sc| crate::syscalls::renames(sc.name)) {
-            self.dircache.moving(tid);
+        if let Some(sc) = sc.filter(|sc| crate::syscalls::changes_names(sc.name)) {
+            if crate::syscalls::renames(sc.name) {
+                self.dircache.moving(tid);
+            } else if self.strict {
+                self.dircache.unnaming(tid);
+            }
+        }
+        if self.strict {
+            crate::strict::creds::noted(tid);
+            return self.handle_strict(listener, n);
         }
         let kind = sc.map(|sc| sc.kind);
         if matches!(kind, Some(crate::syscalls::Kind::OwnDomain)) {
@@ -1188,19 +1198,35 @@ impl Supervisor<'_> {
         if self.strict && self.kernel_makes(listener, n, sc) {
             return;
         }
-        let valid = || seccomp::id_valid(listener, n.id);
-        if let Err(e) = crate::strict::creds::same_credentials(tid) {
-            // A root daemon would look up and write with more power than the process has.
-            if !self.warned_credentials {
-                self.warned_credentials = true;
-                eprintln!(
-                    "hallpassd: session {}: pid {tid} runs with other credentials than the daemon (a dropped user or capabilities): its writes fail with EPERM in strict mode",
-                    info.id
-                );
+        if matches!(sc.kind, Kind::Exec | Kind::Creds) {
+            // The process changes its credentials: the daemon's answer for them goes, and
+            // the kernel makes the call.
+            crate::strict::creds::changing(tid);
+            if sc.kind == Kind::Exec {
+                self.mem.forget(tid);
             }
-            let _ = seccomp::send(listener, n.id, Reply::Fail(e as i32));
+            info.passed.fetch_add(1, Ordering::Relaxed);
+            let _ = seccomp::send(listener, n.id, Reply::Continue);
             return;
         }
+        let valid = || seccomp::id_valid(listener, n.id);
+        // A process with other credentials than the daemon's (a root daemon's process that
+        // switched user or dropped capabilities): this thread takes on its credentials for
+        // the walk and the call, so the kernel checks what it would natively.
+        let _guise = match crate::strict::creds::guise(tid) {
+            Ok(g) => g,
+            Err(e) => {
+                if !self.warned_credentials {
+                    self.warned_credentials = true;
+                    eprintln!(
+                        "hallpassd: session {}: cannot act with the credentials of pid {tid} ({e}): its writes fail",
+                        info.id
+                    );
+                }
+                let _ = seccomp::send(listener, n.id, Reply::Fail(e as i32));
+                return;
+            }
+        };
         for _ in 0..emulate::OPEN_RETRIES {
             let mut t = emulate::Target {
                 tid,
@@ -1209,6 +1235,7 @@ impl Supervisor<'_> {
                 ttys: &shared.ttys,
                 mem: &mut self.mem,
                 lender: &mut self.lender,
+                descs: &self.dircache,
             };
             let roots = self
                 .roots
@@ -1268,7 +1295,13 @@ impl Supervisor<'_> {
             match action.perform(tid, false) {
                 Outcome::Raced => continue,
                 Outcome::Blocks => return wait_apart(action),
-                outcome => return emulate::answer(listener, n.id, outcome),
+                outcome => {
+                    // The daemon's copies of the process's descriptors go first: a file
+                    // still open for writing here would fail the exec the process may make
+                    // of it the moment it has its answer (ETXTBSY).
+                    drop(action);
+                    return emulate::answer(listener, n.id, outcome);
+                }
             }
         }
         // The entry kept turning into a symlink: what the kernel says of too many.
@@ -1418,6 +1451,8 @@ pub fn perform_later(
             };
             // Done before answering: the watchdog signals only a thread still at it.
             *state2.lock().unwrap() = Performing::Done;
+            // The copies of the process's descriptors go before the answer (ETXTBSY).
+            drop(action);
             emulate::answer(s2.listener(), id, outcome);
             release_slot(&s2);
             if fifo {

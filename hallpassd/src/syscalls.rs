@@ -141,9 +141,14 @@ pub enum Kind {
     OwnDomain,
     /// Refused with this errno: what hallpass cannot supervise.
     Refuse(i32),
-    /// `execve`, `execveat`: reported only when target memory is read through lent
+    /// `execve`, `execveat`: reported in strict mode (an exec changes credentials, which the
+    /// daemon keeps), and in lite mode only when target memory is read through lent
     /// descriptors, which an exec makes stale (see `mem.rs`).
     Exec,
+    /// Changes the calling thread's credentials (`setuid`..., `setgroups`, `capset`): passes
+    /// in lite mode; reported in strict mode, where the daemon keeps the credentials it
+    /// performs with (`strict/creds.rs`).
+    Creds,
     /// Known to change no file system: passes in the kernel, in both modes.
     Pass,
     /// Changes another process's scheduling or I/O priority (`setpriority`, `ioprio_set`,
@@ -920,22 +925,22 @@ pub static TABLE: &[Syscall] = &[
     pass("getresuid", Some(118), Some(148)),
     pass("getresgid", Some(120), Some(150)),
     pass("getgroups", Some(115), Some(158)),
-    pass("setuid", Some(105), Some(146)),
-    pass("setgid", Some(106), Some(144)),
-    pass("setreuid", Some(113), Some(145)),
-    pass("setregid", Some(114), Some(143)),
-    pass("setresuid", Some(117), Some(147)),
-    pass("setresgid", Some(119), Some(149)),
-    pass("setfsuid", Some(122), Some(151)),
-    pass("setfsgid", Some(123), Some(152)),
-    pass("setgroups", Some(116), Some(159)),
+    sys("setuid", Some(105), Some(146), Kind::Creds),
+    sys("setgid", Some(106), Some(144), Kind::Creds),
+    sys("setreuid", Some(113), Some(145), Kind::Creds),
+    sys("setregid", Some(114), Some(143), Kind::Creds),
+    sys("setresuid", Some(117), Some(147), Kind::Creds),
+    sys("setresgid", Some(119), Some(149), Kind::Creds),
+    sys("setfsuid", Some(122), Some(151), Kind::Creds),
+    sys("setfsgid", Some(123), Some(152), Kind::Creds),
+    sys("setgroups", Some(116), Some(159), Kind::Creds),
     pass("getpgid", Some(121), Some(155)),
     pass("setpgid", Some(109), Some(154)),
     pass("getpgrp", Some(111), None),
     pass("getsid", Some(124), Some(156)),
     pass("setsid", Some(112), Some(157)),
     pass("capget", Some(125), Some(90)),
-    pass("capset", Some(126), Some(91)),
+    sys("capset", Some(126), Some(91), Kind::Creds),
     // Signals and time.
     pass("rt_sigaction", Some(13), Some(134)),
     pass("rt_sigprocmask", Some(14), Some(135)),

@@ -1,11 +1,16 @@
 //! The process's side of a write the daemon performs for it: its umask and file-system
-//! credentials, read from `/proc/TID/status`. The daemon writes with its own credentials, so
-//! it does so only for a process that has the same ones; the umask is set on the performing
-//! thread alone (`unshare(CLONE_FS)`).
+//! credentials, read from `/proc/TID/status`. The daemon must never do for a process what it
+//! could not do itself: for a process with other credentials than the daemon's (a root
+//! daemon's process that switched user or dropped capabilities), the performing thread takes
+//! on the process's for the walk and the call ([`Guise`]), so the kernel checks them as it
+//! would natively. The umask is set on the performing thread alone (`unshare(CLONE_FS)`).
+
+use std::os::fd::{AsFd, OwnedFd};
 
 use nix::errno::Errno;
 
 use crate::sys::fsops::{self, Sys};
+use crate::sys::thread_creds::{self, Caps};
 
 /// Reads a small `/proc` file in one go into `buf`, without the size lookup
 /// `read_to_string` makes: this runs for many writes.
@@ -25,7 +30,7 @@ pub fn read_proc<'b>(path: &str, buf: &'b mut [u8]) -> Sys<&'b str> {
 
 /// What the kernel would check and apply for the target: its umask and file-system
 /// credentials, from `/proc/TID/status`.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Creds {
     umask: u32,
     fsuid: u32,
@@ -67,52 +72,204 @@ fn creds_of(tid: i32) -> Sys<Creds> {
     parse().ok_or(Errno::ESRCH)
 }
 
-/// The daemon's own credentials, as it started.
-fn own_creds() -> &'static Option<Creds> {
-    static OWN: std::sync::OnceLock<Option<Creds>> = std::sync::OnceLock::new();
-    OWN.get_or_init(|| creds_of(std::process::id() as i32).ok())
+/// The daemon's own credentials and capabilities, as it started.
+struct Own {
+    creds: Creds,
+    caps: Caps,
+}
+
+fn own() -> Sys<&'static Own> {
+    static OWN: std::sync::OnceLock<Option<Own>> = std::sync::OnceLock::new();
+    OWN.get_or_init(|| {
+        Some(Own {
+            creds: creds_of(std::process::id() as i32).ok()?,
+            caps: thread_creds::caps().ok()?,
+        })
+    })
+    .as_ref()
+    .ok_or(Errno::EACCES)
 }
 
 thread_local! {
     static OWN_FS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// This thread's umask once it has its own: set only when it must change.
     static UMASK: std::cell::Cell<u32> = const { std::cell::Cell::new(u32::MAX) };
+    /// This thread wears a [`Guise`].
+    static IN_GUISE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// `Ok` when thread `tid` has the daemon's credentials, so that what the daemon looks up and
-/// writes for it, it could itself. A daemon that is not root runs as its user, whose
-/// processes cannot have other credentials (the session start checks the launcher's); a root
-/// daemon checks each process (one that dropped to another user or dropped capabilities
-/// gets `EPERM`).
+/// `CAP_SYS_PTRACE`, kept by a thread in [`Guise`]: the daemon reads the process's memory
+/// and descriptors through `/proc` while it walks for it. It grants nothing on files; what
+/// it would grant on `/proc/PID` of other processes is refused while in guise
+/// ([`in_guise`], `strict/walk.rs`).
+const CAP_SYS_PTRACE: u64 = 1 << 19;
+
+/// This thread, the daemon's, wears the credentials of a process for what it looks up and
+/// writes for it; it takes back the daemon's own when dropped. A thread that could not take
+/// them back would go on with credentials that are not the daemon's: the daemon exits then
+/// (its sessions go on under the next one).
+pub struct Guise(());
+
+impl Guise {
+    fn take_on(c: &Creds) -> Sys<Guise> {
+        let own = own()?;
+        IN_GUISE.with(|g| g.set(true));
+        // From here, dropping puts back whatever was changed.
+        let guise = Guise(());
+        thread_creds::set_groups(&c.groups)?;
+        if !thread_creds::set_fsgid(c.fsgid) || !thread_creds::set_fsuid(c.fsuid) {
+            return Err(Errno::EPERM);
+        }
+        thread_creds::set_caps(&Caps {
+            effective: (c.cap_eff | CAP_SYS_PTRACE) & own.caps.permitted,
+            ..own.caps
+        })?;
+        Ok(guise)
+    }
+}
+
+impl Drop for Guise {
+    fn drop(&mut self) {
+        let back = own().is_ok_and(|own| {
+            thread_creds::set_caps(&own.caps).is_ok()
+                && thread_creds::set_fsuid(own.creds.fsuid)
+                && thread_creds::set_fsgid(own.creds.fsgid)
+                && thread_creds::set_groups(&own.creds.groups).is_ok()
+        });
+        if !back {
+            eprintln!("hallpassd: a thread could not take back the daemon's credentials: exiting");
+            std::process::abort();
+        }
+        IN_GUISE.with(|g| g.set(false));
+    }
+}
+
+/// Whether this thread wears a [`Guise`] now.
+pub fn in_guise() -> bool {
+    IN_GUISE.with(|g| g.get())
+}
+
+/// What the daemon must do to act for thread `tid` as the kernel would: nothing (`None`)
+/// when it has the daemon's credentials, else take on the thread's ([`Guise`]) until the
+/// answer is dropped. A daemon that is not root runs as its user, whose processes cannot
+/// have other credentials (the session start checks the launcher's); a root daemon checks
+/// each process, with the answer kept for the last thread asked about (see [`Kept`]).
+pub fn guise(tid: i32) -> Sys<Option<Guise>> {
+    let own = own()?;
+    if own.creds.fsuid != 0 {
+        return Ok(None);
+    }
+    match KEPT.with(|k| k.borrow_mut().creds(tid, &own.creds))? {
+        None => Ok(None),
+        Some(c) => Guise::take_on(&c).map(Some),
+    }
+}
+
+/// `Ok` when thread `tid` has the daemon's credentials (lite mode performs only for those).
 pub fn same_credentials(tid: i32) -> Sys<()> {
-    let Some(own) = own_creds() else {
-        return Err(Errno::EACCES);
-    };
-    if own.fsuid != 0 {
+    let own = own()?;
+    if own.creds.fsuid != 0 {
         return Ok(());
     }
-    let c = creds_of(tid)?;
-    if !c.same_rights(own) {
-        return Err(Errno::EPERM);
+    match KEPT.with(|k| k.borrow_mut().creds(tid, &own.creds))? {
+        None => Ok(()),
+        Some(_) => Err(Errno::EPERM),
     }
-    Ok(())
 }
 
-/// Runs `f` as the kernel would run the target's call: with its umask if `creates`, and only
-/// if it has the daemon's credentials. `checked`: [`same_credentials`] said so a moment ago
-/// (a write performed at once); a question's write, performed long after it was prepared, is
-/// checked again. The umask is set on this thread only.
+/// A strict session's supervisor thread: a notification from `tid` was received, so the
+/// syscall it made before (a change of credentials maybe) is done.
+pub fn noted(tid: i32) {
+    KEPT.with(|k| k.borrow_mut().changing.retain(|&t| t != tid));
+}
+
+/// `tid` changes credentials: its own (`set*id`, `setgroups`, `capset`), or with an exec
+/// those of the thread that takes its group leader's id. Nothing is kept until it is done.
+pub fn changing(tid: i32) {
+    KEPT.with(|k| {
+        let mut k = k.borrow_mut();
+        k.last = None;
+        if !k.changing.contains(&tid) {
+            k.changing.push(tid);
+        }
+    });
+}
+
+thread_local! {
+    /// A session's answers of [`guise`], on its supervisor thread.
+    static KEPT: std::cell::RefCell<Kept> = std::cell::RefCell::new(Kept::default());
+}
+
+/// Reading `/proc/TID/status` is a quarter of what strict mode's daemon spends on a descriptor
+/// call (tar restores the times, owner and mode of each file it writes), so the answer for the
+/// last thread is kept, with a pidfd of that very thread: once it is gone, a thread that gets
+/// its id is another. A thread's credentials change only by its own syscalls (`set*id`,
+/// `setgroups`, `capset`, which strict mode's filter reports; `clone` makes a new thread) or
+/// by an exec of its thread group (reported too), which may also give the group leader's id to
+/// the thread that execs. Each empties the answer kept, and none is kept again until every
+/// thread that made one was heard of again (its syscall is done) or is gone. Lite mode does
+/// not report them: its supervisor keeps nothing ([`changing`] is never called there, so it
+/// reads every time through [`Kept::creds`] with `keep` false).
+#[derive(Default)]
+struct Kept {
+    /// The thread, a pidfd of it, and its credentials where they differ from the daemon's.
+    last: Option<(i32, OwnedFd, Option<Creds>)>,
+    changing: Vec<i32>,
+    /// This is a strict session's supervisor thread, which hears of every change.
+    keeps: bool,
+}
+
+impl Kept {
+    /// `tid`'s credentials where they differ from `own`'s.
+    fn creds(&mut self, tid: i32, own: &Creds) -> Sys<Option<Creds>> {
+        if let Some((t, pidfd, c)) = &self.last {
+            if *t == tid && fsops::pidfd_alive(pidfd.as_fd()) {
+                return Ok(c.clone());
+            }
+        }
+        self.last = None;
+        // The pidfd first: if it still names a live thread after the read, the credentials
+        // read were that thread's, not those of another that took its id in between.
+        let pidfd = fsops::pidfd_open_thread(tid).ok();
+        let c = creds_of(tid)?;
+        let differ = (!c.same_rights(own)).then_some(c);
+        self.changing.retain(|&t| {
+            !matches!(
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(t), None),
+                Err(Errno::ESRCH)
+            )
+        });
+        if let Some(pidfd) = pidfd
+            .filter(|p| self.keeps && self.changing.is_empty() && fsops::pidfd_alive(p.as_fd()))
+        {
+            self.last = Some((tid, pidfd, differ.clone()));
+        }
+        Ok(differ)
+    }
+}
+
+/// Marks this thread as a strict session's supervisor, which hears of every change of
+/// credentials: [`guise`] may keep its answers.
+pub fn supervising() {
+    KEPT.with(|k| k.borrow_mut().keeps = true);
+}
+
+/// Runs `f` as the kernel would run the target's call: with its umask if `creates`, and with
+/// its credentials. `checked`: [`guise`] was asked a moment ago and this thread wears what it
+/// said (a write performed at once); a question's write, performed long after it was
+/// prepared, takes on the target's credentials as they are now. The umask is set on this
+/// thread only.
 pub fn as_target<T>(tid: i32, creates: bool, checked: bool, f: impl FnOnce() -> T) -> Sys<T> {
-    let Some(own) = own_creds() else {
-        return Err(Errno::EACCES);
-    };
-    if !creates && (own.fsuid != 0 || checked) {
+    let own = own()?;
+    if !creates && (own.creds.fsuid != 0 || checked) {
         return Ok(f());
     }
     let c = creds_of(tid)?;
-    if own.fsuid == 0 && !c.same_rights(own) {
-        return Err(Errno::EPERM);
-    }
+    let _guise = if !checked && own.creds.fsuid == 0 && !c.same_rights(&own.creds) {
+        Some(Guise::take_on(&c)?)
+    } else {
+        None
+    };
     if !OWN_FS.with(|o| o.get()) {
         fsops::unshare_fs()?;
         OWN_FS.with(|o| o.set(true));

@@ -172,6 +172,8 @@ pub struct Target<'a> {
     pub ttys: &'a [PathBuf],
     pub mem: &'a mut Memory,
     pub lender: &'a mut dyn Lender,
+    /// The session's kept decision paths of descriptors ([`crate::dircache`]).
+    pub descs: &'a crate::dircache::DirCache,
 }
 
 /// An error reading the target's arguments: the kernel would have said EFAULT (or
@@ -217,7 +219,7 @@ fn prepare_inner(
     };
     match sc.kind {
         Kind::Exec => return Ok(Prepared::Pass { exec: true }),
-        Kind::Pass => return Ok(Prepared::Pass { exec: false }),
+        Kind::Pass | Kind::Creds => return Ok(Prepared::Pass { exec: false }),
         Kind::OtherProcess { .. } | Kind::Rlimit { .. } => {
             let rt = crate::resolve::Target {
                 tid: t.tid,
@@ -481,7 +483,14 @@ fn prepare_inner(
                 if d == libc::AT_FDCWD {
                     return Err(Errno::EFAULT);
                 }
-                Obj::Held(fd_object(&w, t, d)?)
+                let (fd, path) = fd_call(&w, t, d)?;
+                return write(
+                    vec![path],
+                    Action::Times {
+                        obj: Obj::Held(fd),
+                        times,
+                    },
+                );
             } else {
                 object(&mut w, t, d, p, flags)?
             };
@@ -558,8 +567,8 @@ fn prepare_inner(
             write(paths, Action::RemoveXattr { obj, name: xname })
         }
         "fchmod" | "fchown" | "fsetxattr" | "fremovexattr" => {
-            let fd = fd_object(&w, t, at(0))?;
-            let paths = vec![held_res(&fd, &w)?];
+            let (fd, path) = fd_call(&w, t, at(0))?;
+            let paths = vec![path];
             let obj = Obj::Held(fd);
             let action = match name {
                 "fchmod" => Action::Chmod {
@@ -842,6 +851,31 @@ fn fd_object(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
         return Err(Errno::EBADF);
     }
     w.base(&Base::Fd(fd))
+}
+
+/// [`fd_object`] and its decision path, for a call through the open file: the path kept
+/// for the same object on the same descriptor when there is one ([`crate::dircache`]; tar
+/// sets the times, owner and mode of each file it writes through one descriptor), else
+/// checked and kept.
+fn fd_call(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<(OwnedFd, Resolved)> {
+    let file = fd_object(w, t, fd)?;
+    let Ok(id) = fsops::identity(file.as_fd()) else {
+        let path = held_res(&file, w)?;
+        return Ok((file, path));
+    };
+    if let Some(path) = t.descs.object_path(t.tid, fd, id) {
+        return Ok((file, Resolved::Path(path)));
+    }
+    let path = match w.held_path_lasting(file.as_fd())? {
+        Some((path, lasting)) => {
+            if lasting {
+                t.descs.keep_object(t.tid, fd, id, &path);
+            }
+            Resolved::Path(path)
+        }
+        None => held_res(&file, w)?,
+    };
+    Ok((file, path))
 }
 
 /// A copy of the target's descriptor `fd` (`pidfd_getfd`), for what needs the open file

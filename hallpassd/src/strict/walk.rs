@@ -488,12 +488,20 @@ impl<'r> Walker<'r> {
         path: &std::path::Path,
         dev: u64,
         under: bool,
-    ) -> Sys<()> {
-        match self.roots.place(fd, path, dev)? {
-            Place::Elsewhere | Place::Proc => Ok(()),
+    ) -> Sys<Place> {
+        let place = self.roots.place(fd, path, dev)?;
+        match place {
+            Place::Elsewhere | Place::Proc => Ok(place),
             // The directory itself the target may open, as natively; not what is in it.
-            Place::Pid { top: true, .. } if !under => Ok(()),
-            Place::Pid { pid, .. } if self.who.reaches(pid) => Ok(()),
+            Place::Pid { top: true, .. } if !under => Ok(place),
+            // In the guise of a process with other credentials, the daemon keeps the right
+            // to trace (to read the process): only the process's own entries, then.
+            Place::Pid { pid, .. }
+                if self.who.reaches(pid)
+                    && (!super::creds::in_guise() || pid == self.who.tgid()) =>
+            {
+                Ok(place)
+            }
             Place::Pid { .. } | Place::Unknown => Err(Errno::EACCES),
         }
     }
@@ -501,11 +509,17 @@ impl<'r> Walker<'r> {
     /// The decision path of an object the walk reached (checked, as [`checked_path_of`]),
     /// if the target may reach it; `None` for what is not a file on disk.
     pub fn held_path(&self, fd: BorrowedFd<'_>) -> Sys<Option<PathBuf>> {
+        Ok(self.held_path_lasting(fd)?.map(|(p, _)| p))
+    }
+
+    /// [`Self::held_path`], and whether the answer lasts as long as the object keeps its
+    /// name: not for an object of a proc file system, whose reach changes with processes.
+    pub fn held_path_lasting(&self, fd: BorrowedFd<'_>) -> Sys<Option<(PathBuf, bool)>> {
         let Some((path, dev)) = checked(fd, self.roots)? else {
             return Ok(None);
         };
-        self.may_reach(fd, &path, dev, false)?;
-        Ok(Some(path))
+        let place = self.may_reach(fd, &path, dev, false)?;
+        Ok(Some((path, matches!(place, Place::Elsewhere))))
     }
 
     /// The decision path of `name` in directory `dir`, the directory's checked, if the

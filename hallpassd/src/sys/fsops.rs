@@ -412,6 +412,22 @@ pub fn pty_peer(master: BorrowedFd<'_>, flags: i32) -> Sys<OwnedFd> {
 }
 
 /// A copy of descriptor `fd` of the process behind `pidfd` (`pidfd_getfd`).
+/// Whether the thread or process `pidfd` names is alive: `pidfd_send_signal` with signal 0,
+/// which checks and sends nothing (`ESRCH` once it exited; `EPERM` still means alive).
+pub fn pidfd_alive(pidfd: BorrowedFd<'_>) -> bool {
+    // SAFETY: no memory is passed (a null siginfo); signal 0 is only a check.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            0,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    r == 0 || Errno::last() != Errno::ESRCH
+}
+
 pub fn pidfd_getfd(pidfd: BorrowedFd<'_>, fd: i32) -> Sys<OwnedFd> {
     // SAFETY: no memory is passed.
     fd_result(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) })

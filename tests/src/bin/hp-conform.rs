@@ -405,13 +405,21 @@ fn how(flags: i32, mode: u64, resolve: u64) -> OpenHow {
 }
 
 fn openat2(dfd: i64, path: &CStr, h: &OpenHow) -> Res {
-    Res::Fd(sys!(
-        libc::SYS_openat2,
-        dfd,
-        path.as_ptr(),
-        h as *const OpenHow,
-        std::mem::size_of::<OpenHow>()
-    ))
+    // `EAGAIN`: a rename or mount anywhere on the machine raced a `..` under `RESOLVE_BENEATH`
+    // or `RESOLVE_IN_ROOT`; openat2(2) says to try again, as programs do.
+    for _ in 0..100 {
+        let r = sys!(
+            libc::SYS_openat2,
+            dfd,
+            path.as_ptr(),
+            h as *const OpenHow,
+            std::mem::size_of::<OpenHow>()
+        );
+        if r != -i64::from(libc::EAGAIN) {
+            return Res::Fd(r);
+        }
+    }
+    Res::Fd(-i64::from(libc::EAGAIN))
 }
 
 const WR: i32 = libc::O_WRONLY;
@@ -2794,7 +2802,192 @@ fn cases() -> Vec<Case> {
     add(v, "bind-abstract", |_| bind_to(b"\0hp-conform-abstract"));
     add(v, "bind-empty-autobind", |_| bind_to(b""));
 
+    // ---- after switching user or dropping capabilities (this thread only) ----
+    // As root, each call runs as another user or without capabilities and must get what the
+    // kernel gives that user: allowed on what it owns, refused on root's. Unprivileged, the
+    // switches fail and the call runs as ourselves.
+    add(v, "setfsuid-chmod-own", |_| {
+        with_fsuid(OTHER, || {
+            Res::Ret(sys!(libc::SYS_fchmodat, CWD, cs("file").as_ptr(), 0o604))
+        })
+    })
+    .prep(|d| give_to_other(&d.join("file")));
+    add(v, "setfsuid-chmod-roots", |_| {
+        with_fsuid(OTHER, || {
+            Res::Ret(sys!(libc::SYS_fchmodat, CWD, cs("file").as_ptr(), 0o604))
+        })
+    });
+    add(v, "setfsuid-mkdir-in-roots-dir", |_| {
+        with_fsuid(OTHER, || {
+            Res::Ret(sys!(libc::SYS_mkdirat, CWD, cs("dir/new").as_ptr(), 0o755))
+        })
+    });
+    add(v, "setfsuid-unlink-in-own-dir", |_| {
+        with_fsuid(OTHER, || {
+            Res::Ret(sys!(libc::SYS_unlinkat, CWD, cs("full/inner").as_ptr(), 0))
+        })
+    })
+    .prep(|d| give_to_other(&d.join("full")));
+    add(v, "seteuid-utimensat-now-own", |_| {
+        with_euid(OTHER, || {
+            Res::Ret(sys!(
+                libc::SYS_utimensat,
+                CWD,
+                cs("file").as_ptr(),
+                std::ptr::null::<libc::timespec>(),
+                0
+            ))
+        })
+    })
+    .prep(|d| give_to_other(&d.join("file")));
+    add(v, "seteuid-utimensat-now-roots", |_| {
+        with_euid(OTHER, || {
+            Res::Ret(sys!(
+                libc::SYS_utimensat,
+                CWD,
+                cs("file").as_ptr(),
+                std::ptr::null::<libc::timespec>(),
+                0
+            ))
+        })
+    });
+    add(v, "seteuid-fchmod-own", |_| {
+        let f = hfd("file", libc::O_RDONLY);
+        with_euid(OTHER, || Res::Ret(sys!(libc::SYS_fchmod, f, 0o600)))
+    })
+    .prep(|d| give_to_other(&d.join("file")));
+    add(v, "seteuid-fchmod-roots", |_| {
+        let f = hfd("file", libc::O_RDONLY);
+        with_euid(OTHER, || Res::Ret(sys!(libc::SYS_fchmod, f, 0o600)))
+    });
+    add(v, "seteuid-create-in-own-dir", |_| {
+        with_euid(OTHER, || {
+            Res::Fd(sys!(
+                libc::SYS_openat,
+                CWD,
+                cs("dir/new").as_ptr(),
+                CR,
+                0o644
+            ))
+        })
+    })
+    .prep(|d| give_to_other(&d.join("dir")));
+    add(v, "seteuid-rename-roots-file", |_| {
+        with_euid(OTHER, || {
+            Res::Ret(sys!(
+                libc::SYS_renameat,
+                CWD,
+                cs("file").as_ptr(),
+                CWD,
+                cs("moved").as_ptr()
+            ))
+        })
+    });
+    add(v, "capset-none-chmod-own", |_| {
+        without_caps(|| Res::Ret(sys!(libc::SYS_fchmodat, CWD, cs("file").as_ptr(), 0o600)))
+    });
+    add(v, "capset-none-chown", |_| {
+        without_caps(|| {
+            Res::Ret(sys!(
+                libc::SYS_fchownat,
+                CWD,
+                cs("file").as_ptr(),
+                OTHER,
+                OTHER,
+                0
+            ))
+        })
+    });
+    add(v, "capset-none-chmod-others", |_| {
+        without_caps(|| Res::Ret(sys!(libc::SYS_fchmodat, CWD, cs("file").as_ptr(), 0o600)))
+    })
+    .prep(|d| give_to_other(&d.join("file")));
+    add(v, "capset-none-write-others-ro", |_| {
+        without_caps(|| Res::Fd(sys!(libc::SYS_openat, CWD, cs("ro").as_ptr(), WR)))
+    })
+    .prep(|d| give_to_other(&d.join("ro")));
+
     std::mem::take(v)
+}
+
+/// The user the credential cases switch to: nobody.
+const OTHER: u32 = 65534;
+
+/// As root, gives `p` to [`OTHER`]; unprivileged, leaves it ours (chown would be refused).
+fn give_to_other(p: &Path) {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        std::os::unix::fs::lchown(p, Some(OTHER), Some(OTHER)).unwrap();
+    }
+}
+
+/// Runs `f` with this thread's file-system user `uid` (`setfsuid`: this thread only; a root
+/// caller loses its file capabilities meanwhile), then switches back.
+fn with_fsuid(uid: u32, f: impl FnOnce() -> Res) -> Res {
+    let old = sys!(libc::SYS_setfsuid, uid);
+    let r = f();
+    sys!(libc::SYS_setfsuid, old);
+    r
+}
+
+/// Runs `f` with this thread's effective user `uid` (the raw `setresuid`, which changes this
+/// thread only; glibc's would change every thread), then switches back.
+fn with_euid(uid: u32, f: impl FnOnce() -> Res) -> Res {
+    // SAFETY: geteuid cannot fail.
+    let old = unsafe { libc::geteuid() };
+    let keep = u32::MAX;
+    let switched = sys!(libc::SYS_setresuid, keep, uid, keep) == 0;
+    let r = f();
+    if switched {
+        assert_eq!(sys!(libc::SYS_setresuid, keep, old, keep), 0);
+    }
+    r
+}
+
+/// `struct __user_cap_header_struct` and the two `struct __user_cap_data_struct` of
+/// `_LINUX_CAPABILITY_VERSION_3`.
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// Runs `f` with no effective capability on this thread (`capset`), then restores them.
+fn without_caps(f: impl FnOnce() -> Res) -> Res {
+    let mut h = CapHeader {
+        version: 0x2008_0522,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    assert_eq!(
+        sys!(
+            libc::SYS_capget,
+            &mut h as *mut CapHeader,
+            data.as_mut_ptr()
+        ),
+        0
+    );
+    let saved = data;
+    for d in &mut data {
+        d.effective = 0;
+    }
+    assert_eq!(
+        sys!(libc::SYS_capset, &mut h as *mut CapHeader, data.as_ptr()),
+        0
+    );
+    let r = f();
+    assert_eq!(
+        sys!(libc::SYS_capset, &mut h as *mut CapHeader, saved.as_ptr()),
+        0
+    );
+    r
 }
 
 // ---- fixtures ----
