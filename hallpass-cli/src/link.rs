@@ -83,8 +83,39 @@ fn unexpected() -> Failure {
     Failure::new("the daemon sent an unexpected reply (version mismatch?)")
 }
 
+/// Why a session could not be opened.
+pub enum OpenError {
+    /// The daemon went away in the middle of it (killed, or restarting): another may do.
+    Gone(Failure),
+    /// Anything else: refused, no answer in time, a reply that makes no sense.
+    Failed(Failure),
+}
+
+impl From<OpenError> for Failure {
+    fn from(e: OpenError) -> Failure {
+        match e {
+            OpenError::Gone(f) | OpenError::Failed(f) => f,
+        }
+    }
+}
+
+fn lost_opening(e: io::Error) -> OpenError {
+    let gone = matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::ConnectionAborted
+    );
+    if gone {
+        OpenError::Gone(lost(e))
+    } else {
+        OpenError::Failed(lost(e))
+    }
+}
+
 /// Sends `OpenSession`; returns the daemon's answer.
-pub fn open(sock: &UnixStream, open: &OpenSession) -> Result<SessionOpened, Failure> {
+pub fn open(sock: &UnixStream, open: &OpenSession) -> Result<SessionOpened, OpenError> {
     // The daemon may refuse us before reading anything (a supervised peer): then the send
     // fails, and its reason is waiting to be read.
     let sent = control::send(
@@ -96,15 +127,15 @@ pub fn open(sock: &UnixStream, open: &OpenSession) -> Result<SessionOpened, Fail
     );
     let reply = control::recv::<ControlReply>(sock);
     if let (Err(e), Err(_)) = (&sent, &reply) {
-        return Err(lost(io::Error::new(e.kind(), e.to_string())));
+        return Err(lost_opening(io::Error::new(e.kind(), e.to_string())));
     }
-    match reply.map_err(lost)?.0.kind {
+    match reply.map_err(lost_opening)?.0.kind {
         Some(control_reply::Kind::Opened(o)) => Ok(o),
-        Some(control_reply::Kind::Refused(r)) => Err(Failure::new(format!(
+        Some(control_reply::Kind::Refused(r)) => Err(OpenError::Failed(Failure::new(format!(
             "the daemon refused the session: {}",
             r.message
-        ))),
-        _ => Err(unexpected()),
+        )))),
+        _ => Err(OpenError::Failed(unexpected())),
     }
 }
 

@@ -123,15 +123,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         resume_tmpdir: String::new(),
     };
 
-    let sock = crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?;
-    procs::set_daemon(link::peer_pid(&sock));
-    // A daemon that accepts and then never answers (stopped, wedged) gets a clear error, not
-    // a launcher that hangs.
-    let limit = Some(std::time::Duration::from_secs(30));
-    sock.set_read_timeout(limit)
-        .and_then(|()| sock.set_write_timeout(limit))
-        .map_err(|e| Failure::new(e.to_string()))?;
-    let opened = link::open(&sock, &open)?;
+    let (sock, opened) = open_session(&open)?;
 
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| k != "TMPDIR" && k != "HALLPASS_SESSION")
@@ -452,6 +444,39 @@ pub fn search_path(name: &OsStr) -> Option<PathBuf> {
                 .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
                 .unwrap_or(false)
         })
+}
+
+/// Reaches the daemon (starting one if none runs) and opens the session. A daemon that dies
+/// in the instant it is reached (killed, or restarting after an upgrade) is replaced by
+/// another, as one that dies mid-session is: three tries.
+fn open_session(
+    open: &OpenSession,
+) -> Result<
+    (
+        std::os::unix::net::UnixStream,
+        hallpass_proto::SessionOpened,
+    ),
+    Failure,
+> {
+    let mut tries = 0;
+    loop {
+        let sock = crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?;
+        procs::set_daemon(link::peer_pid(&sock));
+        // A daemon that accepts and then never answers (stopped, wedged) gets a clear error,
+        // not a launcher that hangs.
+        let limit = Some(std::time::Duration::from_secs(30));
+        sock.set_read_timeout(limit)
+            .and_then(|()| sock.set_write_timeout(limit))
+            .map_err(|e| Failure::new(e.to_string()))?;
+        match link::open(&sock, open) {
+            Ok(opened) => return Ok((sock, opened)),
+            Err(link::OpenError::Gone(_)) if tries < 2 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100 * tries));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -31,7 +31,8 @@ pub struct Variant {
     pub lend: bool,
 }
 
-fn uid_gid_of(user: &str) -> Option<(u32, u32)> {
+/// The uid and gid of `user`, if it exists.
+pub fn uid_gid_of(user: &str) -> Option<(u32, u32)> {
     let out = Command::new("id").arg("-u").arg(user).output().ok()?;
     let gid = Command::new("id").arg("-g").arg(user).output().ok()?;
     if !out.status.success() || !gid.status.success() {
@@ -316,10 +317,14 @@ impl Scratch {
     pub fn kill_daemon(&self) -> String {
         let pid = self.daemon_pid();
         let _ = Command::new("kill").arg("-9").arg(&pid).status();
-        // Gone, not just signalled: a launcher started next must not reach the dying one.
-        let proc = PathBuf::from(format!("/proc/{pid}/stat"));
+        // Gone, not just signalled: a launcher started next must not reach the dying one. Its
+        // leader shows as a zombie while other threads still hold its sockets: wait for those.
+        let proc = PathBuf::from(format!("/proc/{pid}"));
         let gone = wait_until(Duration::from_secs(10), || {
-            std::fs::read_to_string(&proc).map_or(true, |s| s.contains(") Z "))
+            let zombie =
+                std::fs::read_to_string(proc.join("stat")).map_or(true, |s| s.contains(") Z "));
+            let threads = std::fs::read_dir(proc.join("task")).map_or(0, |d| d.count());
+            zombie && threads <= 1
         });
         assert!(gone, "daemon {pid} survived SIGKILL");
         pid

@@ -292,6 +292,39 @@ fn the_daemon_can_die_mid_session() {
     }
 }
 
+/// A daemon that goes away in the instant the launcher reaches it (killed, or restarting
+/// after an upgrade): here a listener on the control socket that takes one connection and
+/// hangs up. The launcher starts a real daemon and the session runs.
+#[test]
+fn a_daemon_gone_while_the_session_registers_is_replaced() {
+    let s = Scratch::new("gone-at-open", variants()[0]);
+    let dir = s.runtime.join("hallpass");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    s.chown(&s.runtime);
+    s.chown(&dir);
+    let control = dir.join("control.sock");
+    let mut gone = std::process::Command::new("socat")
+        .arg(format!("UNIX-LISTEN:{},unlink-close=0", control.display()))
+        .arg("EXEC:true")
+        .spawn()
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(10), || control.exists()));
+    let out = run(s.hallpass(["--prompt=deny", "--", "sh", "-c", "echo ran"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ran\n");
+    // The stand-in took the first connection and is gone (its status says nothing: the
+    // launcher may hang up first); a real daemon runs now.
+    let took = wait_until(Duration::from_secs(10), || {
+        gone.try_wait().unwrap().is_some()
+    });
+    if !took {
+        let _ = gone.kill();
+    }
+    assert!(took, "the launcher never reached the stand-in");
+    assert!(!s.daemon_pid().is_empty());
+}
+
 #[test]
 fn many_sessions_with_open_questions_stay_independent() {
     let s = Scratch::new("many", variants()[0]);

@@ -253,56 +253,63 @@ fn a_question_survives_a_daemon_restart_and_its_answer_is_performed() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
 }
 
-/// A process that switched to another user or dropped capabilities: in the project the
-/// kernel makes its writes with its own credentials, exactly as natively; what the daemon
-/// would perform for it (a write outside, allowed by `--prompt=allow`) a root daemon refuses
-/// rather than make with more power than the process has.
+/// A process that switched to another user or dropped capabilities gets what the kernel
+/// gives it: in the project the kernel makes its writes with its own credentials; what the
+/// daemon performs for it (a write outside, allowed by `--prompt=allow`) a root daemon
+/// performs with the process's credentials, so it can do no more than natively.
 #[test]
-fn a_root_daemon_does_not_write_for_a_process_with_fewer_rights() {
+fn a_root_daemon_writes_for_a_process_with_fewer_rights_with_those_rights() {
     if !am_root() {
         eprintln!("SKIP: needs root (the daemon runs as the user who starts hallpass)");
         return;
     }
     let s = Scratch::new("strict-creds", variants()[0]);
+    let (closed, users) = (s.outside.join("closed"), s.outside.join("users"));
+    for d in [&closed, &users] {
+        std::fs::create_dir_all(d).unwrap();
+    }
     for d in [&s.project, &s.outside] {
         std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     }
-    // Natively: the directories are writable by anyone; without CAP_MKNOD no device.
+    let Some((uid, gid)) = uid_gid_of(TEST_USER) else {
+        panic!("the test user {TEST_USER} is missing (useradd -M -s /bin/sh {TEST_USER})");
+    };
+    std::os::unix::fs::chown(&users, Some(uid), Some(gid)).unwrap();
+    // Natively: the 0777 directories are writable by anyone; root's 0755 one not by hptest;
+    // hptest's not by root without capabilities; without CAP_MKNOD no device.
+    let user = "setpriv --reuid=hptest --regid=hptest --clear-groups";
+    let nocaps = "setpriv --bounding-set=-all --inh-caps=-all";
     let script = format!(
-        "setpriv --reuid=hptest --regid=hptest --clear-groups sh -c 'echo x > as-user' || echo refused-user; \
-         setpriv --bounding-set=-all --inh-caps=-all sh -c 'mknod dev c 1 3' || echo refused-caps; \
+        "{user} sh -c 'echo x > as-user' || echo refused-user; \
+         {nocaps} sh -c 'mknod dev c 1 3' || echo refused-caps; \
          echo x > as-root && echo root-ok; \
-         setpriv --reuid=hptest --regid=hptest --clear-groups sh -c 'echo x > {out}/as-user' || echo refused-outside",
-        out = s.outside.display()
+         {user} sh -c 'echo x > {out}/as-user' || echo refused-outside; \
+         {user} sh -c 'echo x > {closed}/f' 2>/dev/null || echo refused-closed; \
+         {nocaps} sh -c 'echo x > {users}/f' 2>/dev/null || echo refused-nocaps",
+        out = s.outside.display(),
+        closed = closed.display(),
+        users = users.display(),
     );
+    let expected = "refused-caps\nroot-ok\nrefused-closed\nrefused-nocaps\n";
     let native = run(s.command("sh").args(["-c", &script]));
-    assert_eq!(
-        stdout(&native),
-        "refused-caps\nroot-ok\n",
-        "{}",
-        stderr(&native)
-    );
-    for f in ["as-user", "as-root"] {
-        std::fs::remove_file(s.project.join(f)).unwrap();
+    assert_eq!(stdout(&native), expected, "{}", stderr(&native));
+    for f in [
+        s.project.join("as-user"),
+        s.project.join("as-root"),
+        s.outside.join("as-user"),
+    ] {
+        std::fs::remove_file(f).unwrap();
     }
-    std::fs::remove_file(s.outside.join("as-user")).unwrap();
     let out = run(s.hallpass(["--mode=strict", "--prompt=allow", "--", "sh", "-c", &script]));
-    assert_eq!(
-        stdout(&out),
-        "refused-caps\nroot-ok\nrefused-outside\n",
-        "{}",
-        stderr(&out)
-    );
-    let meta = std::fs::metadata(s.project.join("as-user")).unwrap();
-    let hptest = std::os::unix::fs::MetadataExt::uid(&meta);
-    assert_ne!(hptest, 0, "made with the process's own user");
+    assert_eq!(stdout(&out), expected, "{}", stderr(&out));
+    // Made with the process's own user: by the kernel in the project, by the daemon outside.
+    for f in [s.project.join("as-user"), s.outside.join("as-user")] {
+        let meta = std::fs::metadata(&f).unwrap();
+        assert_eq!(std::os::unix::fs::MetadataExt::uid(&meta), uid, "{f:?}");
+    }
     assert!(!s.project.join("dev").exists());
-    assert!(!s.outside.join("as-user").exists());
-    let log = std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.log")).unwrap();
-    assert!(
-        log.contains("runs with other credentials than the daemon"),
-        "{log}"
-    );
+    assert!(!closed.join("f").exists());
+    assert!(!users.join("f").exists());
 }
 
 #[test]
