@@ -266,7 +266,7 @@ async fn interactive(
                     if let Ok(Some((nc, s))) = attempt.await {
                         stream = Some(s);
                         c = nc;
-                        view.note.clear();
+                        view.note = "the daemon is back: it asks the open questions again, numbered anew".into();
                     }
                 }
                 k = keys.recv() => match k.as_deref() {

@@ -11,6 +11,8 @@ Examples:
   Audit: allow everything, log it:        hallpass --prompt=allow --log=w.jsonl -- make install
   Unattended: deny what is not allowed:   hallpass --prompt=deny -- ./ci-step.sh
   Check the paths a tool declares:        hallpass --no-implicit --allow-path ~/.cache/t -- t
+  Flags that would have asked nothing:    hallpass suggest w.jsonl
+  What it wrote outside, as a tree:       hallpass report w.jsonl
 
 Exit status: the command's own, 128+N if a signal N killed it; 125 if hallpass
 itself failed, 126 if the command could not be run, 127 if it was not found,
@@ -41,7 +43,7 @@ pub enum Verb {
     /// List, add or remove lasting rules (what [a]lways and [n]ever answers saved).
     Rules(RulesArgs),
     /// Answer the questions of sessions run with --prompt=answer (or any session), from
-    /// another terminal: interactively, or one by id.
+    /// another terminal: interactively, or one by its number.
     Answer(AnswerArgs),
     /// List the profiles (built in and yours) and the paths each allows.
     Profiles {
