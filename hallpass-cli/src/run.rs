@@ -315,6 +315,17 @@ fn session_profiles(
     if let Some(line) = profiles::announce(&applied, home) {
         eprintln!("{line}");
     }
+    // A profile file the command can write (in the project) could widen the next session.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    for n in args.profile.iter().filter(|n| n.contains('/')) {
+        let abs = std::fs::canonicalize(n).unwrap_or_else(|_| cwd.join(n));
+        if !args.no_implicit && abs.starts_with(&cwd) {
+            eprintln!(
+                "hallpass: warning: the profile {n} is in the project, which the command can write; keep it in {}",
+                profiles::tilde(&profiles::user_dir(home), home)
+            );
+        }
+    }
     Ok(applied)
 }
 

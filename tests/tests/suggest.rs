@@ -129,6 +129,16 @@ fn a_suggested_profile_file_does_the_same() {
         stderr(&out)
     );
     assert!(reasons(&s, &next).iter().all(|r| r == "policy"));
+
+    // Kept in the project, the command could rewrite it: said.
+    std::fs::copy(&file, s.project.join("agent.toml")).unwrap();
+    let out = run(s.hallpass(["--prompt=deny", "--profile=./agent.toml", "--", "true"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("hallpass: warning: the profile ./agent.toml is in the project, which the command can write; keep it in ~/.config/hallpass/profiles"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
