@@ -34,6 +34,7 @@ pub fn answer(args: AnswerArgs) -> Result<i32, Failure> {
             return Ok(0);
         }
         if let (Some(id), Some(word)) = (args.id, args.answer) {
+            let id = resolve_id(&mut c, session, id).await?;
             let r = c
                 .answer(AnswerRequest {
                     question_id: id,
@@ -61,6 +62,33 @@ pub fn answer(args: AnswerArgs) -> Result<i32, Failure> {
     })
 }
 
+/// The question `id` names: its short number (`Question.number`, what people see) or its full
+/// id (what scripts may have kept from `--json`). Resolved just before answering, against the
+/// daemon that asks now.
+async fn resolve_id(
+    c: &mut HallpassClient<Channel>,
+    session: u64,
+    id: u64,
+) -> Result<u64, Failure> {
+    let list = c
+        .pending(WatchRequest {
+            session_id: session,
+        })
+        .await
+        .map_err(|e| Failure::new(format!("answer: {}", say(&e))))?
+        .into_inner()
+        .questions;
+    list.iter()
+        .find(|q| u64::from(q.number) == id)
+        .or_else(|| list.iter().find(|q| q.id == id))
+        .map(|q| q.id)
+        .ok_or_else(|| {
+            Failure::new(format!(
+                "no pending question {id}: it was answered already, or its process went away\nhint: `hallpass answer --json` lists the pending questions and their numbers"
+            ))
+        })
+}
+
 fn answer_of(w: AnswerWord) -> Answer {
     match w {
         AnswerWord::Once => Answer::Once,
@@ -73,7 +101,7 @@ fn answer_of(w: AnswerWord) -> Answer {
 
 fn to_json(q: &Question) -> serde_json::Value {
     serde_json::json!({
-        "id": q.id, "session": q.session_id, "command": q.command, "pid": q.pid, "name": q.name,
+        "id": q.id, "number": q.number, "session": q.session_id, "command": q.command, "pid": q.pid, "name": q.name,
         "exe": q.exe, "syscall": q.syscall, "path": q.path, "also": q.also, "chain": q.chain, "scope": q.scope,
         "timed_secs": q.timed_secs, "asked_ms": q.asked_ms,
     })
@@ -148,7 +176,7 @@ impl View {
             }
             out.push(cut(format!(
                 "{mark} [{}] session {} ({cmd}): {who}",
-                q.id, q.session_id
+                q.number, q.session_id
             )));
             let what: Vec<String> = std::iter::once(&q.path)
                 .chain(&q.also)
@@ -238,7 +266,7 @@ async fn interactive(
                     if let Ok(Some((nc, s))) = attempt.await {
                         stream = Some(s);
                         c = nc;
-                        view.note.clear();
+                        view.note = "the daemon is back: it asks the open questions again, numbered anew".into();
                     }
                 }
                 k = keys.recv() => match k.as_deref() {

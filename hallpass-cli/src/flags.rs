@@ -11,6 +11,8 @@ Examples:
   Audit: allow everything, log it:        hallpass --prompt=allow --log=w.jsonl -- make install
   Unattended: deny what is not allowed:   hallpass --prompt=deny -- ./ci-step.sh
   Check the paths a tool declares:        hallpass --no-implicit --allow-path ~/.cache/t -- t
+  Flags that would have asked nothing:    hallpass suggest w.jsonl
+  What it wrote outside, as a tree:       hallpass report w.jsonl
 
 Exit status: the command's own, 128+N if a signal N killed it; 125 if hallpass
 itself failed, 126 if the command could not be run, 127 if it was not found,
@@ -41,8 +43,46 @@ pub enum Verb {
     /// List, add or remove lasting rules (what [a]lways and [n]ever answers saved).
     Rules(RulesArgs),
     /// Answer the questions of sessions run with --prompt=answer (or any session), from
-    /// another terminal: interactively, or one by id.
+    /// another terminal: interactively, or one by its number.
     Answer(AnswerArgs),
+    /// List the profiles (built in and yours) and the paths each allows.
+    Profiles {
+        /// Print JSON instead of a list.
+        #[arg(long)]
+        json: bool,
+    },
+    /// From a --log file, the fewest --allow-path flags that would have let the run go by
+    /// without a question.
+    Suggest(SuggestArgs),
+    /// What a session wrote outside the project, as a tree with counts and decisions.
+    Report(ReportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), for `man -l -` or a man directory.
+    Man,
+}
+
+#[derive(Args, Debug)]
+pub struct SuggestArgs {
+    /// The log of a run (`hallpass --prompt=allow --log=FILE -- COMMAND`).
+    #[arg(value_name = "LOG")]
+    pub log: PathBuf,
+    /// Write a profile file instead of printing flags (use it with --profile FILE).
+    #[arg(long = "profile-out", value_name = "FILE")]
+    pub profile_out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The log of a run (`hallpass --log=FILE -- COMMAND`).
+    #[arg(value_name = "LOG")]
+    pub log: PathBuf,
+    /// Write one self-contained HTML page to FILE instead.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -50,7 +90,7 @@ pub struct AnswerArgs {
     /// Print the pending questions as JSON and exit.
     #[arg(long, conflicts_with = "id")]
     pub json: bool,
-    /// Answer the question with this id (see --json) and exit.
+    /// Answer the question with this number (as shown; or its id from --json) and exit.
     #[arg(long, value_name = "ID", requires = "answer")]
     pub id: Option<u64>,
     /// With --id: the answer.
@@ -193,6 +233,12 @@ pub struct RunArgs {
     /// How long [t] allows a scope when asked: 30s, 5m, 1h.
     #[arg(long = "allow-for", value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub allow_for: u32,
+    /// Use the profile NAME (or a profile file) instead of the command's (repeatable).
+    #[arg(long = "profile", value_name = "NAME")]
+    pub profile: Vec<String>,
+    /// Use no profile, not even the one named like the command.
+    #[arg(long = "no-profile", conflicts_with = "profile")]
+    pub no_profile: bool,
     /// Append one JSON line per decided write to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,

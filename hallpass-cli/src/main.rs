@@ -6,12 +6,17 @@ mod api;
 mod bar;
 mod daemon;
 mod desktop;
+mod docs;
 mod flags;
 mod link;
+mod logfile;
 mod procs;
+mod profiles;
+mod report;
 mod rules;
 mod run;
 mod status;
+mod suggest;
 mod sys;
 mod terminal;
 
@@ -57,6 +62,11 @@ fn main() {
         Some(flags::Verb::Status { json }) => status::status(json),
         Some(flags::Verb::Rules(r)) => rules::rules(r),
         Some(flags::Verb::Answer(a)) => answer::answer(a),
+        Some(flags::Verb::Profiles { json }) => profiles::list::profiles(json),
+        Some(flags::Verb::Suggest(a)) => suggest::suggest(a),
+        Some(flags::Verb::Report(a)) => report::report(a),
+        Some(flags::Verb::Completions { shell }) => docs::completions(shell),
+        Some(flags::Verb::Man) => docs::man(),
         None => run::run(cli.run),
     };
     match r {

@@ -10,7 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use hallpass_proto::{EnforceMode, OpenSession, PromptMode};
+use hallpass_proto::{EnforceMode, OpenSession, ProfileUse, PromptMode};
 use nix::sys::signal::{kill, SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
@@ -21,7 +21,7 @@ use crate::sys::launch::{
 };
 use crate::sys::pty::{self, RawMode, Size};
 use crate::Failure;
-use crate::{desktop, link, procs, terminal};
+use crate::{desktop, link, procs, profiles, terminal};
 
 /// Runs the command; returns its exit status.
 pub fn run(args: RunArgs) -> Result<i32, Failure> {
@@ -70,6 +70,11 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         args.command.clone()
     };
     let program = find_program(&argv[0])?;
+    let profiles = session_profiles(&args, &argv[0], &home, &deny, log_path.as_deref())?;
+    let allow: Vec<PathBuf> = allow
+        .into_iter()
+        .chain(profiles.iter().flat_map(|a| a.paths.iter().cloned()))
+        .collect();
 
     let mut protected = Vec::new();
     if let Ok(exe) = std::env::current_exe() {
@@ -121,6 +126,17 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         force_lend: std::env::var_os("HALLPASS_FORCE_LEND").is_some_and(|v| v == "1"),
         tmp_base: std::env::var("TMPDIR").unwrap_or_default(),
         resume_tmpdir: String::new(),
+        profiles: profiles
+            .iter()
+            .map(|a| ProfileUse {
+                name: a.name.clone(),
+                paths: a
+                    .paths
+                    .iter()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect(),
+            })
+            .collect(),
     };
 
     let (sock, opened) = open_session(&open)?;
@@ -268,6 +284,41 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     }
     link.close();
     Ok(code)
+}
+
+/// The profiles of the session (see `profiles::choose`), said in one line on stderr. What
+/// hallpass always denies, and `--deny-path`, are left out of them.
+fn session_profiles(
+    args: &RunArgs,
+    command: &OsStr,
+    home: &Path,
+    deny: &[PathBuf],
+    log: Option<&Path>,
+) -> Result<Vec<profiles::Applied>, Failure> {
+    let mut denied = deny.to_vec();
+    denied.push(profiles::config_dir(home));
+    denied.extend(std::env::current_exe().ok());
+    denied.extend(log.map(Path::to_path_buf));
+    let applied = profiles::choose(&args.profile, args.no_profile, command, home, &denied)
+        .map_err(|e| match e {
+            profiles::ProfileError::Unknown(_) => Failure::with_code(e.to_string(), 2),
+            _ => Failure::new(format!("{e}\nhint: fix it, or run with --no-profile")),
+        })?;
+    if let Some(line) = profiles::announce(&applied, home) {
+        eprintln!("{line}");
+    }
+    // A profile file the command can write (in the project) could widen the next session.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    for n in args.profile.iter().filter(|n| n.contains('/')) {
+        let abs = std::fs::canonicalize(n).unwrap_or_else(|_| cwd.join(n));
+        if !args.no_implicit && abs.starts_with(&cwd) {
+            eprintln!(
+                "hallpass: warning: the profile {n} is in the project, which the command can write; keep it in {}",
+                profiles::tilde(&profiles::user_dir(home), home)
+            );
+        }
+    }
+    Ok(applied)
 }
 
 fn child_failure(f: &ChildFailed, cmd: &OsStr) -> Failure {

@@ -23,6 +23,7 @@ pub fn status(json: bool) -> Result<i32, Failure> {
                         "pid": x.pid, "live": x.live, "notifications": x.notifications, "allowed": x.allowed,
                         "denied": x.denied, "passed": x.passed, "questions": x.questions, "age_secs": x.age_secs,
                         "mode": mode_name(x.mode), "landlock": x.landlock,
+                        "profiles": x.profiles.iter().map(|p| serde_json::json!({"name": p.name, "paths": p.paths})).collect::<Vec<_>>(),
                     })
                 })
                 .collect();
@@ -49,6 +50,11 @@ pub fn status(json: bool) -> Result<i32, Failure> {
                     x.questions,
                     x.argv.join(" ")
                 );
+            }
+            for x in &s.sessions {
+                for p in &x.profiles {
+                    println!("{:>4}  profile {} allows {}", x.session_id, p.name, p.paths.join(", "));
+                }
             }
             if s.sessions.iter().any(performs_all) {
                 println!("* strict mode without a Landlock domain (Landlock ABI 2, Linux 5.19): the daemon performs every write, which is slower");

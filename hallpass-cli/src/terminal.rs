@@ -48,7 +48,7 @@ pub enum Event {
     OutputEnd,
     /// Our standard input ended.
     InputEnd,
-    Asked(Question),
+    Asked(Box<Question>),
     /// A question was answered (here or elsewhere) or withdrawn.
     Resolved(u64),
     /// A line for the user: an answer that did not apply, the daemon gone.
@@ -299,7 +299,7 @@ async fn follow_inner(
             m = stream.message() => match m {
                 Ok(Some(ev)) => {
                     let e = match ev.kind {
-                        Some(event::Kind::Asked(q)) => Event::Asked(q),
+                        Some(event::Kind::Asked(q)) => Event::Asked(Box::new(q)),
                         Some(event::Kind::Resolved(r)) => Event::Resolved(r.question_id),
                         // Events were lost: start over, as after a daemon restart.
                         Some(event::Kind::Reset(_)) => return Ok(Followed::Lost),
@@ -397,7 +397,7 @@ impl Relay {
                     }
                     output_done = true;
                 }
-                Event::Asked(q) => self.asked(q),
+                Event::Asked(q) => self.asked(*q),
                 Event::Resolved(id) => self.resolved(id),
                 Event::InputEnd => {}
                 Event::Note(n) => {

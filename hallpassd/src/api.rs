@@ -210,6 +210,7 @@ impl Hallpass for Api {
                 age_secs: s.started.elapsed().as_secs(),
                 questions: s.questions.load(Ordering::Relaxed),
                 landlock: s.landlock.load(Ordering::Relaxed),
+                profiles: s.profiles.clone(),
             })
             .collect();
         Ok(Response::new(StatusReply {

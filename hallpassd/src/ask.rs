@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hallpass_proto::{event, Answer, Event, Question, Resolved};
@@ -75,6 +75,8 @@ pub struct JournalFull;
 pub struct Questions {
     pending: Mutex<BTreeMap<u64, Pending>>,
     next_id: AtomicU64,
+    /// The next `Question.number`: short, for people.
+    next_number: AtomicU32,
     events: broadcast::Sender<Event>,
     rules: Arc<rules::Store>,
 }
@@ -86,6 +88,7 @@ impl Questions {
             // Ids unlike those of an earlier daemon (one that died, say), so that an answer
             // meant for its questions can never settle one of ours.
             next_id: AtomicU64::new(first_id()),
+            next_number: AtomicU32::new(1),
             events: broadcast::channel(EVENT_BUFFER).0,
             rules,
         }
@@ -144,6 +147,7 @@ impl Questions {
             return Ok(());
         }
         question.id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        question.number = self.next_number.fetch_add(1, Ordering::Relaxed);
         session.info.questions.fetch_add(1, Ordering::Relaxed);
         pending.insert(
             question.id,

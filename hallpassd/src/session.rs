@@ -59,6 +59,8 @@ pub struct Info {
     pub questions: AtomicU64,
     /// Strict mode: the command runs in a Landlock domain of the static allowlist.
     pub landlock: AtomicBool,
+    /// The profiles the session uses, as the launcher sent them (for `hallpass status`).
+    pub profiles: Vec<hallpass_proto::ProfileUse>,
 }
 
 /// Why a session could not be opened: one line for the user.
@@ -267,6 +269,7 @@ pub fn open(
         passed: AtomicU64::new(0),
         questions: AtomicU64::new(0),
         landlock: AtomicBool::new(false),
+        profiles: req.profiles.clone(),
     };
     let policy = Policy {
         protected: prot,
@@ -1045,6 +1048,10 @@ impl Supervisor<'_> {
         if !valid() {
             return None;
         }
+        if exists_already(syscall, files, decision, reason) {
+            shared.info.passed.fetch_add(1, Ordering::Relaxed);
+            return Some(Reply::Fail(libc::EEXIST));
+        }
         if decision == Decision::Ask {
             // Every path that needs an answer is shown (both of a rename, say): the answer
             // applies to the whole syscall.
@@ -1108,6 +1115,7 @@ impl Supervisor<'_> {
                 .into_owned(),
             timed_secs: shared.timed_secs(),
             asked_ms: crate::ask::now_ms(),
+            number: 0,
         };
         if self
             .questions
@@ -1505,6 +1513,19 @@ fn exe_of(tid: i32) -> String {
     std::fs::read_link(format!("/proc/{tid}/exe"))
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// A `mkdir` of a directory that is there already (`mkdir -p` makes one for every parent of
+/// the path) changes nothing: it fails with `EEXIST` at once, as the kernel would, instead
+/// of asking a person about `/home` or logging it. Only where no rule decided (a question,
+/// audit or unattended); a rule's answer stands. Failing a write is always safe.
+fn exists_already(syscall: &str, files: &[&Path], decision: Decision, reason: Reason) -> bool {
+    let undecided =
+        decision == Decision::Ask || matches!(reason, Reason::Audit | Reason::Unattended);
+    undecided
+        && matches!(syscall, "mkdir" | "mkdirat")
+        && files.len() == 1
+        && std::fs::symlink_metadata(files[0]).is_ok()
 }
 
 #[cfg(test)]

@@ -76,6 +76,51 @@ fn a_pending_write_is_listed_and_answered_by_id() {
     }
 }
 
+/// People answer by the short number a question shows (`hallpass answer --id 2`), counted from
+/// 1 by each daemon, not by the 16-digit id.
+#[test]
+fn a_question_is_answered_by_its_short_number() {
+    for v in variants().into_iter().step_by(2) {
+        let s = Scratch::new("answer-number", v);
+        let log = s.root.join("log.jsonl");
+        let (a, b) = (s.outside.join("a"), s.outside.join("b"));
+        let c = session(
+            &s,
+            &log,
+            &format!(
+                "hp-write touch {}; hp-write touch {}",
+                a.display(),
+                b.display()
+            ),
+        );
+        let q = s.wait_pending(1, &[]);
+        assert_eq!(q[0]["number"], 1, "{q:?}");
+        let out = run(s.hallpass(["answer", "--id", "1", "once"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let q = s.wait_pending(1, &[]);
+        assert_eq!(
+            (q[0]["number"].as_u64(), q[0]["path"].as_str()),
+            (Some(2), b.to_str())
+        );
+        // Not a pending number: said, with what to do.
+        let out = run(s.hallpass(["answer", "--id", "7", "once"]));
+        assert_eq!(out.status.code(), Some(125));
+        assert!(
+            stderr(&out).contains("no pending question 7"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains("hint: `hallpass answer --json` lists"),
+            "{}",
+            stderr(&out)
+        );
+        let out = run(s.hallpass(["answer", "--id", "2", "deny"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&finish(c)), "ok\nerr 13\n");
+    }
+}
+
 #[test]
 fn the_interactive_client_answers_two_sessions_in_turn() {
     for v in variants().into_iter().filter(|v| !v.lend) {
@@ -301,10 +346,12 @@ fn the_interactive_client_follows_a_daemon_restart() {
     t.line("hallpass answer");
     t.wait_for("the question", |x| x.contains("1 question waiting"));
     s.kill_daemon();
-    // The launcher brings a new daemon, which asks again (a new id); the client shows it.
-    let again = s.wait_asked_again(&first[0])["id"].to_string();
+    // The launcher brings a new daemon, which asks again (a new id, numbered from 1 again);
+    // the client says so and shows it.
+    let again = s.wait_asked_again(&first[0]);
+    assert_eq!(again["number"], 1);
     t.wait_for("the question, asked again", |x| {
-        x.contains(&format!("[{again}]")) && x.contains("1 question waiting")
+        x.contains("the daemon is back") && x.contains("[1]") && x.contains("1 question waiting")
     });
     std::thread::sleep(Duration::from_millis(500));
     t.keys(&["o"]);

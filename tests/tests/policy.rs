@@ -444,3 +444,37 @@ fn an_allow_path_through_a_symlink_is_refused() {
     );
     assert!(!s.home.join(".bashrc").exists());
 }
+
+/// `mkdir -p DIR/new` makes a `mkdir` of every parent of DIR, all there already: they fail with
+/// EEXIST at once, unasked and unlogged, in both modes; only the new directory is decided.
+#[test]
+fn a_mkdir_of_a_directory_that_is_there_asks_nothing() {
+    for v in variants().into_iter().step_by(2) {
+        for mode in MODES {
+            let s = Scratch::new("mkdir-there", v);
+            let log = s.root.join("log.jsonl");
+            let new = s.outside.join("new");
+            let script = format!(
+                "mkdir -p {new}; echo p=$?; mkdir {out} 2>&1; echo m=$?",
+                new = new.display(),
+                out = s.outside.display()
+            );
+            let out = run(s.hallpass([
+                "--prompt=deny",
+                mode,
+                &format!("--log={}", log.display()),
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ]));
+            let text = stdout(&out);
+            assert!(text.starts_with("p=1\n"), "{mode}: {text}");
+            assert!(text.ends_with("File exists\nm=1\n"), "{mode}: {text}");
+            let lines = s.log_lines(&log);
+            let paths: Vec<_> = lines.iter().map(|l| l["path"].as_str().unwrap()).collect();
+            assert_eq!(paths, [new.to_str().unwrap()], "{mode}");
+            assert_eq!(lines[0]["reason"], "unattended");
+        }
+    }
+}

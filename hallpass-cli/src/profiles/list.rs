@@ -1,0 +1,92 @@
+//! `hallpass profiles`: every profile, built in or the user's, and what each allows here.
+
+use std::path::Path;
+
+use super::{apply, builtin, load_file, tilde, user_dir, Origin, Profile, ProfileError, BUILTIN};
+use crate::Failure;
+
+/// The user's profiles (sorted by name) and the files that could not be read.
+fn user_profiles(home: &Path) -> (Vec<Profile>, Vec<ProfileError>) {
+    let mut files: Vec<_> = std::fs::read_dir(user_dir(home))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let (mut good, mut bad) = (Vec::new(), Vec::new());
+    for f in files {
+        match load_file(&f) {
+            Ok(p) => good.push(p),
+            Err(e) => bad.push(e),
+        }
+    }
+    (good, bad)
+}
+
+pub fn profiles(json: bool) -> Result<i32, Failure> {
+    let home = crate::run::home_dir();
+    let (mine, bad) = user_profiles(&home);
+    let mut all: Vec<Profile> = BUILTIN
+        .iter()
+        .filter(|b| !mine.iter().any(|m| m.name == b.name))
+        .filter_map(|b| builtin(b.name))
+        .collect();
+    all.extend(mine);
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    let rows: Vec<_> = all.iter().map(|p| (p, apply(p, &home, &[]))).collect();
+    if json {
+        let v: Vec<_> = rows.iter().map(|(p, a)| to_json(p, a)).collect();
+        println!("{}", serde_json::Value::Array(v));
+    } else {
+        println!(
+            "Applied when the command's name matches, or with --profile NAME; --no-profile: none."
+        );
+        println!("Yours go in {}/NAME.toml.", tilde(&user_dir(&home), &home));
+        for (p, a) in &rows {
+            println!();
+            let from = match &p.origin {
+                Origin::BuiltIn => "built in".to_string(),
+                Origin::File(f) if builtin(&p.name).is_some() => {
+                    format!("{}, instead of the built-in one", tilde(f, &home))
+                }
+                Origin::File(f) => tilde(f, &home),
+            };
+            println!("{}  ({from})  {}", p.name, p.about);
+            match a {
+                Ok(a) => {
+                    for path in &a.paths {
+                        println!("    {}", tilde(path, &home));
+                    }
+                }
+                Err(e) => println!("    error: {e}"),
+            }
+        }
+    }
+    for e in &bad {
+        eprintln!("hallpass: {e}");
+    }
+    Ok(if bad.is_empty() { 0 } else { 1 })
+}
+
+fn to_json(p: &Profile, a: &Result<super::Applied, ProfileError>) -> serde_json::Value {
+    let file = match &p.origin {
+        Origin::BuiltIn => serde_json::Value::Null,
+        Origin::File(f) => f.to_string_lossy().into(),
+    };
+    let (paths, error) = match a {
+        Ok(a) => (
+            a.paths
+                .iter()
+                .map(|x| x.to_string_lossy().into_owned())
+                .collect(),
+            None,
+        ),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    serde_json::json!({
+        "name": p.name, "about": p.about, "file": file, "allow": p.allow,
+        "paths": paths, "error": error,
+    })
+}

@@ -1,0 +1,222 @@
+//! `hallpass report` read as a person would: plain when piped, in colour in a real terminal
+//! (tmux), and the HTML page parsed by a real HTML parser (Python's html.parser); and the
+//! shell completions loaded by bash and the man page rendered by groff.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hallpass_tests::*;
+
+/// An audit run writing in two tool directories and one loose file, then one denied write.
+fn logged(s: &Scratch) -> PathBuf {
+    let log = s.root.join("w.jsonl");
+    let script = "mkdir -p ~/.tool/cache && echo 1 > ~/.tool/cache/a && echo 2 > ~/.tool/cache/b && echo 3 > ~/loose && echo done";
+    let out = run(s.session_command("allow", &log, script));
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    let out = run(s.hallpass([
+        "--prompt=deny",
+        &format!("--log={}", log.display()),
+        "--",
+        "sh",
+        "-c",
+        "echo x > ~/loose; echo x > ~/other; true",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    log
+}
+
+#[test]
+fn the_report_is_a_tree_with_counts_and_decisions() {
+    for v in variants().into_iter().step_by(2) {
+        let s = Scratch::new("report", v);
+        let log = logged(&s);
+        let out = run(s.hallpass(["report".as_ref(), log.as_os_str()]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(!text.contains('\x1b'), "colour when piped: {text:?}");
+        let home = s.home.display();
+        let want = format!(
+            "hallpass report: {log}\n\
+             7 writes: 5 allowed (5 audit), 2 denied (2 unattended), 7 of them asked about (or would have been)\n\
+             {home}  7 writes: 5 allowed (5 audit), 2 denied (2 unattended)\n\
+             ├── .tool/  4 writes: 4 allowed (4 audit)\n\
+             │   └── cache/  3 writes: 3 allowed (3 audit)\n\
+             │       ├── a  1 write: 1 allowed (1 audit)\n\
+             │       └── b  1 write: 1 allowed (1 audit)\n\
+             ├── loose  2 writes: 1 allowed (1 audit), 1 denied (1 unattended)\n\
+             └── other  1 write: 1 denied (1 unattended)\n",
+            log = log.display()
+        );
+        assert_eq!(text, want);
+    }
+}
+
+#[test]
+fn the_report_is_in_colour_in_a_terminal() {
+    let s = Scratch::new("report-tty", variants()[0]);
+    let log = logged(&s);
+    let t = s.tmux(120, 30);
+    t.line(&format!("hallpass report {}; echo END", log.display()));
+    t.wait_for("the report", |s| s.contains("END"));
+    let styled = t.screen_styled();
+    // tmux shows colours as SGR sequences of its own: green allowed, red denied.
+    let green = styled
+        .lines()
+        .find(|l| l.contains("loose"))
+        .unwrap_or_default();
+    assert!(green.contains("\x1b[32m1 allowed (1 audit)"), "{styled:?}");
+    assert!(
+        green.contains("\x1b[31m1 denied (1 unattended)"),
+        "{styled:?}"
+    );
+}
+
+/// Python's html.parser walks the page: every element closed in order, no resource from
+/// elsewhere; prints the summaries' text and the file names, one a line.
+const PARSE: &str = r#"
+import sys
+from html.parser import HTMLParser
+VOID = {"meta", "br", "img", "link", "input", "hr"}
+class P(HTMLParser):
+    def __init__(self):
+        super().__init__(); self.stack = []; self.out = []; self.cur = None
+    def handle_starttag(self, tag, attrs):
+        for k, v in attrs:
+            assert k not in ("src", "href") and "url(" not in (v or ""), (tag, k, v)
+        if tag in ("summary", "li") or (tag == "span" and ("class", "file") in attrs):
+            self.cur = [] if tag != "li" else self.cur
+        if tag not in VOID: self.stack.append(tag)
+        if tag == "summary" or (tag == "span" and ("class", "file") in attrs): self.cur = []
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, (self.stack, tag)
+        self.stack.pop()
+        if tag in ("summary", "li") and self.cur is not None:
+            self.out.append(tag + ": " + "".join(self.cur).strip()); self.cur = None
+    def handle_data(self, d):
+        if self.cur is not None: self.cur.append(d)
+p = P(); p.feed(open(sys.argv[1]).read()); p.close()
+assert not p.stack, p.stack
+print("\n".join(p.out))
+"#;
+
+#[test]
+fn the_html_report_is_one_page_with_collapsible_directories() {
+    let s = Scratch::new("report-html", variants()[0]);
+    let log = logged(&s);
+    let page = s.root.join("r.html");
+    let out = run(s.hallpass([
+        "report".as_ref(),
+        log.as_os_str(),
+        "--html".as_ref(),
+        page.as_os_str(),
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<details open><summary>"), "{html}");
+    let parsed = Command::new("python3")
+        .arg("-c")
+        .arg(PARSE)
+        .arg(&page)
+        .output();
+    let Ok(parsed) = parsed else {
+        eprintln!("SKIP parsing the HTML report: python3 is missing");
+        return;
+    };
+    assert!(
+        parsed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&parsed.stderr)
+    );
+    let text = String::from_utf8_lossy(&parsed.stdout);
+    let want = [
+        format!(
+            "summary: {}/7 writes5 allowed (5 audit)2 denied (2 unattended)",
+            s.home.display()
+        ),
+        "summary: .tool/4 writes4 allowed (4 audit)".to_string(),
+        "li: a1 write1 allowed (1 audit)".to_string(),
+        "li: loose2 writes1 allowed (1 audit)1 denied (1 unattended)".to_string(),
+    ];
+    for w in &want {
+        assert!(text.lines().any(|l| l == w), "{w} not in:\n{text}");
+    }
+}
+
+#[test]
+fn completions_load_in_bash() {
+    let s = Scratch::new("completions", variants()[0]);
+    let script = format!(
+        "source <({} completions bash) && complete -p hallpass",
+        bin("hallpass").display()
+    );
+    let out = run(s
+        .command("bash")
+        .args(["--norc", "--noprofile", "-c", &script]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).trim_end().ends_with("-F _hallpass hallpass"),
+        "{}",
+        stdout(&out)
+    );
+    // What it offers after `hallpass ` includes the new verbs and flags.
+    let script = format!(
+        "source <({} completions bash); COMP_WORDS=(hallpass --pro); COMP_CWORD=1; _hallpass hallpass --pro hallpass; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        bin("hallpass").display()
+    );
+    let out = run(s
+        .command("bash")
+        .args(["--norc", "--noprofile", "-c", &script]));
+    let offered = stdout(&out);
+    for w in ["--profile", "--prompt"] {
+        assert!(offered.lines().any(|l| l == w), "{w}: {offered}");
+    }
+    for shell in ["zsh", "fish"] {
+        let out = run(s.hallpass(["completions", shell]));
+        assert!(
+            out.status.success() && stdout(&out).contains("suggest"),
+            "{shell}"
+        );
+    }
+    let out = run(s.hallpass(["completions", "tcsh"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("invalid value 'tcsh'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_man_page_renders() {
+    let s = Scratch::new("man", variants()[0]);
+    let out = run(s.hallpass(["man"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = s.root.join("hallpass.1");
+    std::fs::write(&page, &out.stdout).unwrap();
+    assert!(
+        stdout(&out).starts_with(".ie \\n(.g .ds Aq \\(aq"),
+        "{}",
+        stdout(&out)
+    );
+    if Command::new("groff").arg("--version").output().is_err() {
+        eprintln!("SKIP rendering the man page: groff is missing (apt-get install groff-base)");
+        return;
+    }
+    let out = run(Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww", "-P-cbou"])
+        .arg(Path::new(&page)));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "groff warnings");
+    let text = stdout(&out);
+    for w in [
+        "NAME",
+        "hallpass - Run a command",
+        "--profile",
+        "suggest",
+        "report",
+        "completions",
+    ] {
+        assert!(text.contains(w), "{w} not in:\n{text}");
+    }
+}

@@ -1,0 +1,325 @@
+//! Less friction, as a new user meets it: an audit run of a script that writes where a coding
+//! agent does, `hallpass suggest` on its log, and the next run with the suggested flags (or
+//! profile file) under `--prompt=deny` asking nothing; built-in profiles applied by the
+//! command's name; user profiles; and what no profile can allow.
+
+use std::path::Path;
+
+use hallpass_tests::*;
+
+/// Writes where Claude Code and npm do, and three loose files in the home.
+const AGENT: &str = "set -e
+mkdir -p ~/.claude/projects/p ~/.npm/_cacache/tmp
+echo s > ~/.claude/projects/p/s.jsonl
+echo t > ~/.claude/todos.json
+echo c > ~/.claude.json
+echo 1 > ~/.npm/_cacache/tmp/a
+echo 2 > ~/.npm/_cacache/tmp/b
+for n in 1 2 3; do echo $n > ~/notes$n; done
+echo done";
+
+fn reasons(s: &Scratch, log: &Path) -> Vec<String> {
+    s.log_lines(log)
+        .iter()
+        .map(|l| l["reason"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The flags line of `hallpass suggest` (the one line that is not a comment).
+fn suggested(s: &Scratch, log: &Path) -> (String, Vec<String>) {
+    let out = run(s.hallpass(["suggest".as_ref(), log.as_os_str()]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let flags: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(flags.len(), 1, "{text}");
+    let words = flags[0].split(' ').map(str::to_string).collect();
+    (text, words)
+}
+
+#[test]
+fn suggested_flags_let_the_next_run_go_by_without_a_question() {
+    for v in variants() {
+        let s = Scratch::new("suggest", v);
+        let audit = s.root.join("audit.jsonl");
+        let out = run(s.session_command("allow", &audit, AGENT));
+        assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+        assert!(reasons(&s, &audit).iter().all(|r| r == "audit"));
+
+        let (text, words) = suggested(&s, &audit);
+        let allowed: Vec<&str> = words
+            .chunks(2)
+            .map(|w| {
+                assert_eq!(w[0], "--allow-path", "{text}");
+                w[1].as_str()
+            })
+            .collect();
+        // The tools' own directories; the loose files by name, never `~`.
+        assert_eq!(
+            allowed,
+            [
+                "~/.claude",
+                "~/.claude.json",
+                "~/.npm",
+                "~/notes1",
+                "~/notes2",
+                "~/notes3"
+            ],
+            "{text}"
+        );
+        assert!(
+            text.contains("~/.claude       2 writes, 2 paths (its tool's own directory)"),
+            "{text}"
+        );
+
+        for f in ["notes1", "notes2", "notes3", ".claude.json"] {
+            std::fs::remove_file(s.home.join(f)).unwrap();
+        }
+        let next = s.root.join("next.jsonl");
+        let mut cmd = s.hallpass(["--prompt=deny", &format!("--log={}", next.display())]);
+        cmd.args(&words).args(["--", "sh", "-c", AGENT]);
+        let out = run(cmd);
+        assert_eq!(stdout(&out), "done\n", "{v:?}: {}", stderr(&out));
+        let r = reasons(&s, &next);
+        assert!(
+            !r.is_empty() && r.iter().all(|r| r == "policy"),
+            "{v:?}: {r:?}"
+        );
+        assert!(s.home.join("notes3").exists());
+    }
+}
+
+#[test]
+fn a_suggested_profile_file_does_the_same() {
+    let v = variants()[0];
+    let s = Scratch::new("suggest-profile", v);
+    let audit = s.root.join("audit.jsonl");
+    run(s.session_command("allow", &audit, AGENT));
+    let file = s.root.join("agent.toml");
+    let out = run(s.hallpass([
+        "suggest".as_ref(),
+        audit.as_os_str(),
+        "--profile-out".as_ref(),
+        file.as_os_str(),
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("use it with --profile"),
+        "{}",
+        stderr(&out)
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\"~/.npm\",  # 2 writes, 2 paths"), "{text}");
+
+    let next = s.root.join("next.jsonl");
+    let out = run(s.hallpass([
+        "--prompt=deny",
+        &format!("--log={}", next.display()),
+        &format!("--profile={}", file.display()),
+        "--",
+        "sh",
+        "-c",
+        AGENT,
+    ]));
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with(
+            "hallpass: profile agent allows ~/.claude, ~/.claude.json, ~/.npm, ~/notes1"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(reasons(&s, &next).iter().all(|r| r == "policy"));
+
+    // Kept in the project, the command could rewrite it: said.
+    std::fs::copy(&file, s.project.join("agent.toml")).unwrap();
+    let out = run(s.hallpass(["--prompt=deny", "--profile=./agent.toml", "--", "true"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("hallpass: warning: the profile ./agent.toml is in the project, which the command can write; keep it in ~/.config/hallpass/profiles"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_bad_log_is_named_with_its_line() {
+    let s = Scratch::new("suggest-bad", variants()[0]);
+    let log = s.root.join("bad.jsonl");
+    std::fs::write(
+        &log,
+        "{\"path\":\"/x\",\"decision\":\"allow\",\"reason\":\"audit\"}\nnot json\n",
+    )
+    .unwrap();
+    for verb in ["suggest", "report"] {
+        let out = run(s.hallpass([verb.as_ref(), log.as_os_str()]));
+        assert_eq!(out.status.code(), Some(125));
+        let e = stderr(&out);
+        assert!(
+            e.starts_with(&format!(
+                "hallpass: {} line 2: not a hallpass log line",
+                log.display()
+            )),
+            "{e}"
+        );
+        assert!(
+            e.contains("hint: give the file written by `hallpass --log FILE`"),
+            "{e}"
+        );
+    }
+}
+
+/// A script named like an agent, in the project.
+fn fake_agent(s: &Scratch, name: &str, script: &str) -> String {
+    let p = s.project.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
+    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    s.chown(&p);
+    format!("./{name}")
+}
+
+#[test]
+fn a_profile_applies_by_the_commands_name() {
+    for v in variants() {
+        let s = Scratch::new("profile", v);
+        let claude = fake_agent(&s, "claude", "mkdir -p ~/.claude/projects && echo s > ~/.claude/projects/s.jsonl && echo c > ~/.claude.json && echo ok");
+        let log = s.root.join("log.jsonl");
+        let out = run(s.hallpass([
+            "--prompt=deny",
+            &format!("--log={}", log.display()),
+            "--",
+            &claude,
+        ]));
+        assert_eq!(stdout(&out), "ok\n", "{v:?}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            "hallpass: profile claude allows ~/.claude, ~/.claude.json, ~/.local/share/claude (--no-profile: without)\n"
+        );
+        assert!(reasons(&s, &log).iter().all(|r| r == "policy"));
+
+        // Off with --no-profile: denied, and nothing said about profiles.
+        let out = run(s.hallpass(["--prompt=deny", "--no-profile", "--", &claude]));
+        assert!(!out.status.success());
+        assert!(
+            !stderr(&out).contains("hallpass: profile"),
+            "{}",
+            stderr(&out)
+        );
+
+        // --deny-path wins over the profile: said at the start, and enforced.
+        let out = run(s.hallpass(["--prompt=deny", "--deny-path=~/.claude.json", "--", &claude]));
+        assert!(!out.status.success(), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("(not ~/.claude.json: denied)"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains(".claude.json: Permission denied"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn status_shows_what_a_profile_adds() {
+    let s = Scratch::new("profile-status", variants()[0]);
+    let c = background(s.hallpass([
+        "--prompt=deny",
+        "--profile=npm",
+        "--profile=cargo",
+        "--",
+        "sleep",
+        "30",
+    ]));
+    let mut st = serde_json::Value::Null;
+    assert!(wait_until(std::time::Duration::from_secs(30), || {
+        let out = run(s.hallpass(["status", "--json"]));
+        st = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        st["sessions"].as_array().is_some_and(|a| !a.is_empty())
+    }));
+    let p = &st["sessions"][0]["profiles"];
+    assert_eq!(p[0]["name"], "npm");
+    assert_eq!(
+        p[0]["paths"][0],
+        s.home.join(".npm").to_string_lossy().as_ref()
+    );
+    assert_eq!(p[1]["name"], "cargo");
+    let table = stdout(&run(s.hallpass(["status"])));
+    assert!(
+        table.contains(&format!(
+            "   1  profile npm allows {}",
+            s.home.join(".npm").display()
+        )),
+        "{table}"
+    );
+    let _ = std::process::Command::new("kill")
+        .arg(c.id().to_string())
+        .status();
+    finish(c);
+}
+
+#[test]
+fn user_profiles_are_listed_and_never_allow_hallpass_config() {
+    let s = Scratch::new("profile-user", variants()[0]);
+    let dir = s.home.join(".config/hallpass/profiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Too wide on purpose: ~/.config holds hallpass's own, which stays denied.
+    std::fs::write(
+        dir.join("wide.toml"),
+        "about = \"all of ~/.config\"\nallow = [\"~/.config\"]\n",
+    )
+    .unwrap();
+    s.chown(&s.home);
+    let log = s.root.join("log.jsonl");
+    let out = run(s.hallpass([
+        "--prompt=deny",
+        &format!("--log={}", log.display()),
+        "--profile=wide",
+        "--",
+        "sh",
+        "-c",
+        "echo a > ~/.config/tool.conf && echo ok; echo x > ~/.config/hallpass/rules || echo refused",
+    ]));
+    assert_eq!(stdout(&out), "ok\nrefused\n", "{}", stderr(&out));
+    let r = reasons(&s, &log);
+    assert_eq!(r, ["policy", "protected"]);
+
+    let list = stdout(&run(s.hallpass(["profiles"])));
+    assert!(
+        list.contains(
+            "wide  (~/.config/hallpass/profiles/wide.toml)  all of ~/.config\n    ~/.config\n"
+        ),
+        "{list}"
+    );
+    assert!(list.contains("claude  (built in)"), "{list}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&run(s.hallpass(["profiles", "--json"])).stdout).unwrap();
+    let names: Vec<_> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    for n in [
+        "aider", "cargo", "claude", "codex", "copilot", "gemini", "go", "npm", "pip", "wide",
+    ] {
+        assert!(names.contains(&n.to_string()), "{names:?}");
+    }
+
+    // A broken file is named with what is wrong, and what to do.
+    std::fs::write(dir.join("wide.toml"), "allow = \"~/.x\"\n").unwrap();
+    let out = run(s.hallpass(["--prompt=deny", "--profile=wide", "--", "true"]));
+    assert_eq!(out.status.code(), Some(125));
+    let e = stderr(&out);
+    assert!(e.contains("wide.toml does not parse"), "{e}");
+    assert!(e.contains("hint: fix it, or run with --no-profile"), "{e}");
+    let out = run(s.hallpass(["--prompt=deny", "--profile=nope", "--", "true"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .starts_with("hallpass: no profile named `nope`\nhint: `hallpass profiles` lists them"),
+        "{}",
+        stderr(&out)
+    );
+}
