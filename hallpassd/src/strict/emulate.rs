@@ -853,6 +853,12 @@ fn fd_object(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
     w.base(&Base::Fd(fd))
 }
 
+/// Whether `fd` is an open file the calls through a descriptor take (`fchmod`, `futimens`),
+/// not an `O_PATH` one, which they refuse: that one is reached through `/proc/self/fd`.
+fn open_file(fd: &OwnedFd) -> bool {
+    fsops::getfl(fd.as_fd()).is_ok_and(|f| f & libc::O_PATH == 0)
+}
+
 /// [`fd_object`] and its decision path, for a call through the open file: the path kept
 /// for the same object on the same descriptor when there is one ([`crate::dircache`]; tar
 /// sets the times, owner and mode of each file it writes through one descriptor), else
@@ -1314,6 +1320,7 @@ impl Action {
                 fsops::symlinkat(target, entry.dir.as_fd(), &entry.name).into()
             }
             Action::Chmod { obj, mode } => match obj {
+                Obj::Held(fd) if open_file(fd) => fsops::fchmod(fd.as_fd(), *mode).into(),
                 Obj::Held(fd) => fsops::fchmodat(None, &walk::self_path(fd.as_fd()), *mode).into(),
                 Obj::Entry(e) => fsops::fchmodat2(
                     Some(e.dir.as_fd()),
@@ -1340,6 +1347,9 @@ impl Action {
                 fsops::truncate(&walk::self_path(obj.as_fd()), *len).into()
             }
             Action::Times { obj, times } => match obj {
+                Obj::Held(fd) if open_file(fd) => {
+                    fsops::futimens(fd.as_fd(), times.as_ref()).into()
+                }
                 Obj::Held(fd) => {
                     fsops::utimensat(None, &walk::self_path(fd.as_fd()), times.as_ref(), 0).into()
                 }

@@ -207,6 +207,28 @@ pub fn fchmodat(dir: Option<BorrowedFd<'_>>, name: &CStr, mode: u32) -> Sys<()> 
     unit(unsafe { libc::syscall(libc::SYS_fchmodat, d, name.as_ptr(), mode) })
 }
 
+/// `fchmod` of an open file (not `O_PATH`).
+pub fn fchmod(fd: BorrowedFd<'_>, mode: u32) -> Sys<()> {
+    // SAFETY: no memory is passed.
+    unit(unsafe { libc::fchmod(fd.as_raw_fd(), mode) } as _)
+}
+
+/// `futimens` of an open file (not `O_PATH`); `times` `None` sets both to now.
+pub fn futimens(fd: BorrowedFd<'_>, times: Option<&[libc::timespec; 2]>) -> Sys<()> {
+    let t = times.map_or(std::ptr::null(), |t| t.as_ptr());
+    // SAFETY: a NULL name, as futimens passes it; `t` is NULL or points at two live
+    // timespecs.
+    unit(unsafe {
+        libc::syscall(
+            libc::SYS_utimensat,
+            fd.as_raw_fd(),
+            std::ptr::null::<libc::c_char>(),
+            t,
+            0,
+        )
+    })
+}
+
 pub fn fchownat(
     dir: Option<BorrowedFd<'_>>,
     name: &CStr,

@@ -2799,7 +2799,11 @@ fn cases() -> Vec<Case> {
     add(v, "bind-through-file", |_| bind_to(b"file/sock"));
     add(v, "bind-trailing-slash", |_| bind_to(b"sock/"));
     add(v, "bind-rodir", |_| bind_to(b"rodir/sock"));
-    add(v, "bind-abstract", |_| bind_to(b"\0hp-conform-abstract"));
+    // Abstract names are shared by the whole network namespace: one of this run's own, or
+    // runs side by side (lite and strict) take each other's.
+    add(v, "bind-abstract", |_| {
+        bind_to(format!("\0hp-conform-abstract-{}", std::process::id()).as_bytes())
+    });
     add(v, "bind-empty-autobind", |_| bind_to(b""));
 
     // ---- after switching user or dropping capabilities (this thread only) ----
