@@ -92,6 +92,14 @@ fn file(p: &Path, text: &str) {
 fn races() -> Vec<Case> {
     vec![
         Case {
+            name: "fd-swap fchmod",
+            args: |n, i, o| {
+                file(&o.join("f"), "x");
+                let v = ["fd-swap", &n.to_string(), &s(i.join("f")), &s(o.join("f"))];
+                v.map(String::from).to_vec()
+            },
+        },
+        Case {
             name: "buffer-flip open",
             args: |n, i, o| {
                 let v = [

@@ -19,6 +19,9 @@
 //! - `dir-swap N DIR ALLOWED_DIR DENIED_DIR [OP]`: ALLOWED_DIR (a real directory) and DIR (a
 //!   symlink to DENIED_DIR) are made here; a thread exchanges them while the main thread
 //!   writes DIR/f. The denied file is DENIED_DIR/f.
+//! - `fd-swap N ALLOWED DENIED`: a thread `dup2`s read-only descriptors of ALLOWED and
+//!   DENIED (which must exist) in turn onto one descriptor while the main thread `fchmod`s it
+//!   (strict mode decides descriptor calls; lite mode leaves them to the kernel).
 //! - `how-flip N DENIED`: a thread flips the flags of an `open_how` in memory between
 //!   O_RDONLY (which strict mode performs without asking) and O_WRONLY|O_APPEND while the
 //!   main thread openat2s DENIED (which must exist) and writes a byte through what it got.
@@ -405,6 +408,44 @@ fn flip_race(n: u64, flip: &(dyn Fn() + Sync), attempt: &mut dyn FnMut() -> (i64
         res.join(", ")
     );
     println!("attempts {n} escapes {escapes}");
+}
+
+/// `fd-swap N ALLOWED DENIED`: descriptor T holds ALLOWED (made here) or DENIED (which must
+/// exist), both opened read-only, as another thread `dup2`s one then the other onto it; the
+/// main thread `fchmod`s T to a mode DENIED does not have. A supervisor that decides on the
+/// object T holds and then lets the kernel look T up again changes DENIED.
+fn fd_swap(n: u64, allowed: &Path, denied: &Path) {
+    let before = Snap::of(denied);
+    if before.meta.is_none() {
+        die(&format!("{} must exist for fd-swap", denied.display()));
+    }
+    append_byte(sys!(
+        libc::SYS_openat,
+        AT_FDCWD,
+        c(allowed).as_ptr(),
+        WR_APPEND,
+        0o644
+    ));
+    let ro = (libc::O_RDONLY | libc::O_CLOEXEC) as i64;
+    let a = sys!(libc::SYS_openat, AT_FDCWD, c(allowed).as_ptr(), ro);
+    let d = sys!(libc::SYS_openat, AT_FDCWD, c(denied).as_ptr(), ro);
+    let t = sys!(libc::SYS_dup, a);
+    if a < 0 || d < 0 || t < 0 {
+        die(&format!("opening: {} {} {}", step(a), step(d), step(t)));
+    }
+    let holds_denied = AtomicBool::new(false);
+    let flip = || {
+        let next = !holds_denied.load(Ordering::Relaxed);
+        sys!(libc::SYS_dup2, if next { d } else { a }, t);
+        holds_denied.store(next, Ordering::Relaxed);
+    };
+    let mut attempt = || {
+        let cur = Snap::of(denied).mode();
+        let want = if cur == 0o600 { 0o640 } else { 0o600 };
+        let r = sys!(libc::SYS_fchmod, t, want);
+        (r, Snap::of(denied).mode() != cur)
+    };
+    flip_race(n, &flip, &mut attempt);
 }
 
 fn how_flip(n: u64, denied: &Path) {
@@ -1896,6 +1937,7 @@ fn main() {
         "symlink-swap" => symlink_swap(n(), &path(3), &path(4), &path(5), op_arg(args.get(6))),
         "dir-swap" => dir_swap(n(), &path(3), &path(4), &path(5), op_arg(args.get(6))),
         "how-flip" => how_flip(n(), &path(3)),
+        "fd-swap" => fd_swap(n(), &path(3), &path(4)),
         "addr-flip" => addr_flip(n(), &path(3)),
         "io-uring" => io_uring(&path(2)),
         #[cfg(target_arch = "x86_64")]
