@@ -39,6 +39,28 @@ fn exit_status_passes_through() {
     );
 }
 
+/// A reader that goes away ends a writer quietly, with SIGPIPE, as natively: the command's
+/// (the launcher must not hand it SIGPIPE ignored) and hallpass's own printing commands.
+#[test]
+fn a_closed_pipe_ends_a_writer_quietly() {
+    let s = Scratch::new("sigpipe", me());
+    let script = "yes | head -1";
+    let native = run(s.command("sh").args(["-c", script]));
+    assert_eq!(
+        (stdout(&native).as_str(), stderr(&native).as_str()),
+        ("y\n", "")
+    );
+    let out = run(s.hallpass(["--prompt=deny", "--", "sh", "-c", script]));
+    assert_eq!((stdout(&out).as_str(), stderr(&out).as_str()), ("y\n", ""));
+    // `hallpass status` with a reader that leaves before it reads anything.
+    let hp = bin("hallpass");
+    let out = run(s
+        .command("sh")
+        .args(["-c", &format!("'{}' status | true", hp.display())]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "no panic, no message");
+}
+
 #[test]
 fn stdio_and_environment_pass_through() {
     let s = Scratch::new("stdio", me());

@@ -201,6 +201,10 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
         });
     };
     libc::sigprocmask(libc::SIG_SETMASK, &p.empty_mask, std::ptr::null_mut());
+    // The Rust runtime ignores SIGPIPE in the launcher, and an ignored signal stays ignored
+    // across exec: the command gets the default back, as it has when run natively (`yes |
+    // head -1` ends quietly, not with "Broken pipe").
+    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     if p.tty >= 0 {
         // A new session, so the terminal can become its controlling one; job control and
         // ^C then work inside it as they would without us.

@@ -1,5 +1,5 @@
 //! Waiting for one of a set of blocked signals, with a time limit (`sigtimedwait`), which
-//! nix does not offer.
+//! nix does not offer; and SIGPIPE's default action back for the commands that print.
 
 use std::time::Duration;
 
@@ -18,4 +18,13 @@ pub fn wait(set: &SigSet, limit: Duration) -> Option<Signal> {
         return None;
     }
     Signal::try_from(r).ok()
+}
+
+/// Restores the default action of SIGPIPE (ending the process), which the Rust runtime sets to
+/// ignored at start.
+pub fn default_sigpipe() {
+    // SAFETY: setting a signal's disposition to the default installs no handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
