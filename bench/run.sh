@@ -219,7 +219,7 @@ report() {
             printf "%-46s %8s %8s %8s\n", "(" pv[1] " - native) / (" pv[2] " - native)", ratio("untar", pv[1], pv[2]), ratio("rm", pv[1], pv[2]), ratio("both", pv[1], pv[2])
         }
         print "  bars (issue 12): hallpass within 2 x floor-sync on both; strict within 2 x hallpass on both;"
-        print "  the walk within 1.05 x native (DESIGN.md, \"Speed\": a quarter of the floor is the long-term bar)"
+        print "  the walk within 1.05 x native"
     }' "$times"
     echo
     echo "reproduce: BENCH_ROUNDS=$ROUNDS${BENCH_USER:+ BENCH_USER=$BENCH_USER}${BENCH_FLOOR_SYNC:+ BENCH_FLOOR_SYNC=$BENCH_FLOOR_SYNC}${BENCH_FLOOR_READ:+ BENCH_FLOOR_READ=$BENCH_FLOOR_READ}${BENCH_STRICT:+ BENCH_STRICT=$BENCH_STRICT}${BENCH_BIN:+ BENCH_BIN=$BENCH_BIN}${BENCH_BASE:+ BENCH_BASE=$BENCH_BASE} bench/run.sh"

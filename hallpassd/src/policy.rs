@@ -1,7 +1,7 @@
 //! The policy: is this resolved path writable, and if not, what happens. Plain functions over
 //! data, no syscalls, so every rule is tested here exhaustively.
 //!
-//! Order (DESIGN.md, "Policy semantics"): the always-denied set, then `--deny-path` and the
+//! Order (docs/architecture.md, "One write"): the always-denied set, then `--deny-path` and the
 //! lasting "never" rules, then grants (implicit, `--allow-path`, timed answers, lasting
 //! "always" rules), then the prompt mode for the rest. The denied paths' parent directories
 //! cannot be renamed, removed or replaced either ([`Policy::decide_syscall`]).

@@ -1,5 +1,6 @@
-//! The daemon is no deputy (DESIGN.md): what it performs for the command (strict mode's
-//! writes, lite and strict mode's `openat2`) reaches no further than the command could itself.
+//! The daemon is no deputy (docs/strict-mode.md, "Nor with more reach"): what it performs for
+//! the command (strict mode's writes, lite and strict mode's `openat2`) reaches no further
+//! than the command could itself.
 //! The command runs in the session's Landlock domain, which keeps it out of every process
 //! outside the session: their memory, environment, descriptors, cwd and root. So a victim, a
 //! `sleep` of the same user started here outside any session (as the user's shell or a root
