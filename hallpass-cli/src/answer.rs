@@ -103,7 +103,7 @@ fn to_json(q: &Question) -> serde_json::Value {
     serde_json::json!({
         "id": q.id, "number": q.number, "session": q.session_id, "command": q.command, "pid": q.pid, "name": q.name,
         "exe": q.exe, "syscall": q.syscall, "path": q.path, "also": q.also, "chain": q.chain, "scope": q.scope,
-        "timed_secs": q.timed_secs, "asked_ms": q.asked_ms,
+        "timed_secs": q.timed_secs, "asked_ms": q.asked_ms, "service": q.service,
     })
 }
 
