@@ -1279,7 +1279,7 @@ impl Supervisor<'_> {
                     syscall,
                     paths,
                     mut action,
-                } => match self.settle_connect(&mut action, &paths) {
+                } => match self.settle_connect(tid, &mut action, &paths) {
                     Some(Reply::Continue) => Prepared::Perform(action),
                     Some(r) => {
                         info.denied.fetch_add(1, Ordering::Relaxed);
@@ -1379,7 +1379,7 @@ impl Supervisor<'_> {
     /// A connection between the session's own processes passes (`Continue`: perform it),
     /// one to hallpassd is refused; `None` for any other, then decided as a write, the
     /// action now naming the service for the question (`strict/connect.rs`).
-    fn settle_connect(&self, action: &mut Action, paths: &[Resolved]) -> Option<Reply> {
+    fn settle_connect(&self, tid: i32, action: &mut Action, paths: &[Resolved]) -> Option<Reply> {
         let (Action::Connect(c), [Resolved::Path(p)]) = (action, paths) else {
             return None;
         };
@@ -1391,7 +1391,11 @@ impl Supervisor<'_> {
         let session = shared.info.pid.load(Ordering::Relaxed);
         match crate::strict::connect::settle(c, session, allowed) {
             crate::strict::connect::Settled::Pass => Some(Reply::Continue),
-            crate::strict::connect::Settled::Refuse(e) => Some(Reply::Fail(e)),
+            crate::strict::connect::Settled::Refuse(e) => {
+                let shown = p.to_string_lossy();
+                self.record(tid, "connect", &shown, Decision::Deny, Reason::Protected);
+                Some(Reply::Fail(e))
+            }
             crate::strict::connect::Settled::Decide => None,
         }
     }
