@@ -56,13 +56,22 @@ pub enum Name {
     Abstract(Vec<u8>),
 }
 
-/// The processes that hold the sockets bound to `name`, each once; `None` when the kernel
-/// could not be asked. An empty list: nothing is bound there, or its holders are not
-/// visible to the daemon (another user's).
-pub fn holders(name: &Name) -> Option<Vec<i32>> {
+/// Who listens on a socket.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Listener {
+    /// No socket is bound to it.
+    Nobody,
+    /// The processes that hold the sockets bound to it, each once. Empty when none is
+    /// visible to the daemon: another user's (root's docker daemon), or one whose descriptor
+    /// is in flight in a message.
+    Held(Vec<i32>),
+}
+
+/// Who listens on `name`; `None` when the kernel could not be asked.
+pub fn holders(name: &Name) -> Option<Listener> {
     let inodes = bound_to(name)?;
     if inodes.is_empty() {
-        return Some(Vec::new());
+        return Some(Listener::Nobody);
     }
     let mut pids = Vec::new();
     let proc = std::fs::read_dir("/proc").ok()?;
@@ -74,7 +83,7 @@ pub fn holders(name: &Name) -> Option<Vec<i32>> {
             pids.push(pid);
         }
     }
-    Some(pids)
+    Some(Listener::Held(pids))
 }
 
 /// Whether process `pid` has a descriptor of one of the sockets `inodes`.
@@ -242,7 +251,7 @@ mod tests {
             ino: md.ino(),
         };
         let me = std::process::id() as i32;
-        assert_eq!(holders(&name).unwrap(), vec![me]);
+        assert_eq!(holders(&name).unwrap(), Listener::Held(vec![me]));
         assert!(is_ours(&name));
         assert!(describe(&[me]).ends_with(&format!(", pid {me}")));
         // Renamed, it is still the same socket; a file put at its old path is not.
@@ -254,8 +263,8 @@ mod tests {
             dev: md2.dev(),
             ino: md2.ino(),
         };
-        assert_eq!(holders(&other).unwrap(), Vec::<i32>::new());
-        assert_eq!(holders(&name).unwrap(), vec![me]);
+        assert_eq!(holders(&other).unwrap(), Listener::Nobody);
+        assert_eq!(holders(&name).unwrap(), Listener::Held(vec![me]));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1364,7 +1364,10 @@ impl Supervisor<'_> {
             return;
         }
         let session = self.shared.info.pid.load(Ordering::Relaxed);
-        let holders = name.and_then(crate::service::holders).unwrap_or_default();
+        let holders = match name.and_then(crate::service::holders) {
+            Some(crate::service::Listener::Held(h)) => h,
+            _ => Vec::new(),
+        };
         if !holders.is_empty()
             && holders
                 .iter()

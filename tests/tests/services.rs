@@ -507,3 +507,43 @@ fn the_journals_socket_passes() {
     drop(_svc);
     let _ = std::fs::remove_file(journal);
 }
+
+/// Regression: a listener the daemon cannot see (another user's, as root's docker daemon is
+/// to a user's hallpassd) was taken for "nothing listens there" and let through.
+#[test]
+fn a_service_of_another_user_is_decided_too() {
+    let Some(v) = variants()
+        .into_iter()
+        .find(|v| !v.lend && matches!(v.who, Who::Unprivileged { .. }))
+    else {
+        eprintln!("SKIP a_service_of_another_user_is_decided_too: needs root and {TEST_USER}");
+        return;
+    };
+    let s = Scratch::new("svc-other-user", v);
+    let sock = s.outside.join("root.sock");
+    let listen = format!("UNIX-LISTEN:{},fork,mode=666", sock.display());
+    let c = std::process::Command::new("socat")
+        .args([&listen, "EXEC:/bin/sh"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _svc = Service(c);
+    assert!(wait_until(Duration::from_secs(10), || sock.exists()));
+    // What root's service makes, in a directory the user may write (the control).
+    let f = |n: &str| s.outside.join(n);
+    run_session(&s, &["--prompt=deny"], &ask_service(&sock, &f("lite")));
+    assert!(appears(&f("lite")), "the control failed");
+    let out = run_session(
+        &s,
+        &["--mode=strict", "--prompt=deny"],
+        &ask_service(&sock, &f("strict")),
+    );
+    assert!(
+        stdout(&out).contains("rc=1"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(!appears(&f("strict")), "another user's service was reached");
+}

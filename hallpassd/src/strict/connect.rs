@@ -12,7 +12,7 @@ use nix::errno::Errno;
 use super::emulate::{Action, Prepared, Target};
 use super::walk::Walker;
 use crate::resolve::Resolved;
-use crate::service::{self, Name};
+use crate::service::{self, Listener, Name};
 use crate::sys::fsops::{self, Sys};
 
 /// What the process connects to.
@@ -107,16 +107,19 @@ pub fn settle(c: &mut Connect, session: i32, allowed: impl FnOnce() -> bool) -> 
     if allowed() {
         return Settled::Decide;
     }
+    let in_session =
+        |h: &[i32]| !h.is_empty() && h.iter().all(|&p| crate::resolve::descends_from(p, session));
     match service::holders(name) {
-        // Nothing listens on the file, and nothing can come to listen on that inode.
-        Some(h) if h.is_empty() && matches!(name, Name::File { .. }) => Settled::Pass,
-        Some(h)
-            if !h.is_empty() && h.iter().all(|&p| crate::resolve::descends_from(p, session)) =>
-        {
-            Settled::Pass
-        }
-        Some(h) => {
+        // Nothing listens on the file, and nothing can come to listen on that inode: the
+        // kernel's ECONNREFUSED. (An abstract name may be bound meanwhile: decided.)
+        Some(Listener::Nobody) if matches!(name, Name::File { .. }) => Settled::Pass,
+        Some(Listener::Held(h)) if in_session(&h) => Settled::Pass,
+        Some(Listener::Held(h)) => {
             c.service = service::describe(&h);
+            Settled::Decide
+        }
+        Some(Listener::Nobody) => {
+            c.service = "nothing listens there yet".into();
             Settled::Decide
         }
         None => {
