@@ -103,7 +103,7 @@ fn to_json(q: &Question) -> serde_json::Value {
     serde_json::json!({
         "id": q.id, "number": q.number, "session": q.session_id, "command": q.command, "pid": q.pid, "name": q.name,
         "exe": q.exe, "syscall": q.syscall, "path": q.path, "also": q.also, "chain": q.chain, "scope": q.scope,
-        "timed_secs": q.timed_secs, "asked_ms": q.asked_ms,
+        "timed_secs": q.timed_secs, "asked_ms": q.asked_ms, "service": q.service,
     })
 }
 
@@ -182,7 +182,8 @@ impl View {
                 .chain(&q.also)
                 .map(|p| clean(p))
                 .collect();
-            out.push(cut(format!("      wants to write {}", what.join(" and "))));
+            let (verb, what) = verb_and_what(q, what.join(" and "));
+            out.push(cut(format!("      wants to {verb} {what}")));
             let chain: Vec<String> = q.chain.iter().map(|c| clean(c)).collect();
             out.push(cut(format!("      by: {}", chain.join(" ← "))));
             out.push(cut(format!(
@@ -405,4 +406,15 @@ fn key(view: &mut View, k: &[u8]) -> Key {
         .map(|(q, _)| q.id)
         .find(|id| !view.sent.contains(id));
     Key::Answer(req)
+}
+
+/// What a question asks for: `write PATH`, or `connect to SOCKET (SERVICE)` for a
+/// connection to a service outside the session.
+pub fn verb_and_what(q: &Question, what: String) -> (&'static str, String) {
+    if q.syscall == "connect" {
+        let service = crate::bar::clean(&q.service);
+        ("connect to", format!("{what} ({service})"))
+    } else {
+        ("write", what)
+    }
 }

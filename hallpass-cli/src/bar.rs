@@ -131,6 +131,7 @@ pub fn lines(q: &Question, scope: &Path, waiting: usize, rows: u16, cols: u16) -
         .map(|p| clean(p))
         .collect::<Vec<_>>()
         .join(" and ");
+    let (verb, what) = crate::answer::verb_and_what(q, what);
     let more = match waiting {
         0 => String::new(),
         1 => "  [1 more waiting]".into(),
@@ -142,7 +143,7 @@ pub fn lines(q: &Question, scope: &Path, waiting: usize, rows: u16, cols: u16) -
     );
     let scope = clean(&scope.to_string_lossy());
     if rows < 8 {
-        let head = format!("hallpass: {who} wants to write ");
+        let head = format!("hallpass: {who} wants to {verb} ");
         let tail = format!("  {keys}{more}");
         let room = w.saturating_sub(head.chars().count() + tail.chars().count());
         return vec![cut_right(
@@ -150,7 +151,7 @@ pub fn lines(q: &Question, scope: &Path, waiting: usize, rows: u16, cols: u16) -
             w,
         )];
     }
-    let head = format!("hallpass: {who} wants to write ");
+    let head = format!("hallpass: {who} wants to {verb} ");
     let room = w.saturating_sub(head.chars().count() + more.chars().count());
     let first = format!("{head}{}{more}", cut_left(&what, room.max(12)));
     let chain: Vec<String> = q.chain.iter().map(|c| clean(c)).collect();

@@ -157,12 +157,13 @@ async fn notify(
         .map(|p| text(p))
         .collect();
     let chain: Vec<String> = q.chain.iter().map(|c| text(c)).collect();
+    let (verb, what) = crate::answer::verb_and_what(&q, what.join(" and "));
     let mut n = Notification::new();
     n.appname("hallpass")
-        .summary(&format!("hallpass: {who} wants to write"))
+        .summary(&format!("hallpass: {who} wants to {verb}"))
         .body(&format!(
             "{}\nby: {}\n[t] [a] [n] apply to: {}",
-            what.join(" and "),
+            what,
             chain.join(" ← "),
             text(&q.scope)
         ))

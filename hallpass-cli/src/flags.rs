@@ -215,6 +215,9 @@ pub struct RunArgs {
     /// Never let the command write PATH and below (repeatable).
     #[arg(long = "deny-path", value_name = "PATH")]
     pub deny_path: Vec<PathBuf>,
+    /// Strict mode: connect to the service on socket PATH without asking (repeatable).
+    #[arg(long = "allow-service", value_name = "PATH")]
+    pub allow_service: Vec<PathBuf>,
     /// Make only --allow-path writable: not the project, $TMPDIR or devices.
     #[arg(long)]
     pub no_implicit: bool,

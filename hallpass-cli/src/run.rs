@@ -56,6 +56,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     };
     let allow: Vec<PathBuf> = args.allow_path.iter().map(|p| abs(p)).collect();
     let deny: Vec<PathBuf> = args.deny_path.iter().map(|p| abs(p)).collect();
+    let services: Vec<PathBuf> = args.allow_service.iter().map(|p| abs(p)).collect();
     let log_path = args.log.as_deref().map(abs);
     let log = match &log_path {
         Some(p) => Some(open_log(p)?),
@@ -93,6 +94,10 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             .map(|p| p.to_string_lossy().into_owned())
             .collect(),
         deny_paths: deny
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        allow_services: services
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect(),
@@ -163,6 +168,9 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     .map_err(|e| Failure::new(e.to_string()))?;
     if let Some(p) = &pty {
         prepared.on_terminal(p.follower.as_raw_fd());
+    }
+    if matches!(args.mode, ModeArg::Strict) {
+        prepared.scope_abstract_sockets();
     }
     let landlock = prepared.allow_writes_beneath(&opened.landlock_paths);
     if !opened.landlock_paths.is_empty() && landlock.is_empty() {

@@ -27,6 +27,12 @@ pub enum Op {
     Pass { exec: bool },
     /// Refused whatever the policy says.
     Refuse(i32),
+    /// A connection to the Unix socket at `path` (a file, or `@name` for an abstract one),
+    /// which lite mode logs when a service outside the session listens there.
+    Connect {
+        path: Resolved,
+        name: Option<crate::service::Name>,
+    },
 }
 
 /// Why a notification could not be decoded; the write is then denied.
@@ -195,6 +201,36 @@ impl Decoder {
                 let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
                 let base = base_of(t, None, procs).map_err(err)?;
                 one(resolve_from(t, base, &path[..end], false))
+            }
+            Kind::Connect { addr, len, .. } => {
+                let len =
+                    (args[len as usize] as usize).min(std::mem::size_of::<libc::sockaddr_un>());
+                if len <= 2 {
+                    return Ok(Op::Pass { exec: false });
+                }
+                let mut sa = vec![0u8; len];
+                mem.read_exact(t.tid, args[addr as usize], &mut sa, lender)
+                    .map_err(err)?;
+                if u16::from_ne_bytes([sa[0], sa[1]]) != AF_UNIX {
+                    return Ok(Op::Pass { exec: false });
+                }
+                let path = &sa[2..];
+                if path[0] == 0 {
+                    let name = path[1..].to_vec();
+                    let shown = format!("@{}", String::from_utf8_lossy(&name).replace('\0', "@"));
+                    return Ok(Op::Connect {
+                        path: Resolved::Path(shown.into()),
+                        name: Some(crate::service::Name::Abstract(name)),
+                    });
+                }
+                let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
+                let base = base_of(t, None, procs).map_err(err)?;
+                let path = resolve_from(t, base, &path[..end], true).map_err(err)?;
+                let name = match &path {
+                    Resolved::Path(p) => crate::strict::connect::file_name(p),
+                    _ => None,
+                };
+                Ok(Op::Connect { path, name })
             }
             Kind::Exec => Ok(Op::Pass { exec: true }),
             Kind::Creds => Ok(Op::Pass { exec: false }),

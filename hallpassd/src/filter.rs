@@ -47,6 +47,9 @@ pub struct Options {
     pub coverage: Coverage,
     /// Report `execve`: the session reads memory through lent descriptors.
     pub report_exec: bool,
+    /// Report `connect` in lite mode: the session has a log, which records each connection
+    /// to a service outside the session. Strict mode always decides them.
+    pub report_connect: bool,
 }
 
 /// Where the dispatch sends a syscall.
@@ -85,6 +88,8 @@ fn route(kind: Kind, opts: Options) -> Route {
         Kind::Exec => Route::Allow,
         Kind::Creds if strict => Route::Notify,
         Kind::Creds => Route::Allow,
+        Kind::Connect { .. } if strict || opts.report_connect => Route::Notify,
+        Kind::Connect { .. } => Route::Allow,
     }
 }
 
@@ -371,6 +376,7 @@ mod tests {
         Options {
             coverage,
             report_exec: false,
+            report_connect: false,
         }
     }
 
@@ -596,6 +602,25 @@ mod tests {
     }
 
     #[test]
+    fn connect_is_decided_in_strict_mode_and_reported_in_lite_mode_with_a_log() {
+        let connect = |cov, report_connect| {
+            let p = compile(
+                Arch::X86_64,
+                Options {
+                    coverage: cov,
+                    report_exec: false,
+                    report_connect,
+                },
+            )
+            .unwrap();
+            run(&p, &data(Arch::X86_64.audit(), 42, [3, 0, 110, 0, 0, 0])).unwrap()
+        };
+        assert_eq!(connect(Coverage::Lite, false), SECCOMP_RET_ALLOW);
+        assert_eq!(connect(Coverage::Lite, true), SECCOMP_RET_USER_NOTIF);
+        assert_eq!(connect(Coverage::Strict, false), SECCOMP_RET_USER_NOTIF);
+    }
+
+    #[test]
     fn exec_is_reported_only_when_asked() {
         let p = compile(Arch::X86_64, opts(Coverage::Lite)).unwrap();
         assert_eq!(
@@ -607,6 +632,7 @@ mod tests {
             Options {
                 coverage: Coverage::Lite,
                 report_exec: true,
+                report_connect: false,
             },
         )
         .unwrap();

@@ -23,6 +23,7 @@ pub mod resolve;
 pub mod rules;
 pub mod scope;
 pub mod server;
+pub mod service;
 pub mod session;
 pub mod strict;
 pub mod sys;

@@ -59,6 +59,9 @@ pub enum Reason {
     /// The question was still open when its session ended or its process went away: the
     /// write did not happen.
     Unanswered,
+    /// A connection to a service outside the session that no rule decided: allowed by lite
+    /// mode or `--prompt=allow`, denied by `--prompt=deny`.
+    Service,
 }
 
 impl Reason {
@@ -76,6 +79,7 @@ impl Reason {
             Reason::Denied => "denied",
             Reason::Never => "never",
             Reason::Unanswered => "unanswered",
+            Reason::Service => "service",
         }
     }
 }
@@ -175,6 +179,8 @@ pub struct Call {
     /// It writes an object's content (an open for writing, `truncate`, an `ioctl`), not its
     /// name or metadata.
     pub content: bool,
+    /// It connects to the service listening on the path ([`Policy::decide_connect`]).
+    pub connect: bool,
 }
 
 /// A session's rules, with every path already absolute and resolved.
@@ -189,8 +195,21 @@ pub struct Policy {
     pub implicit_dirs: PathSet,
     /// Writable without a rule: the devices and the terminal (exact paths only).
     pub implicit_files: Vec<PathBuf>,
+    /// Services reached without asking: [`DEFAULT_SERVICES`] and `--allow-service`.
+    pub services: PathSet,
     pub prompt: Prompt,
 }
+
+/// Services that cannot write for the caller, reached without asking in strict mode: the
+/// journal's and syslog's sockets (they store a log line) and nscd's (it answers lookups).
+pub const DEFAULT_SERVICES: [&str; 6] = [
+    "/dev/log",
+    "/run/systemd/journal/dev-log",
+    "/run/systemd/journal/socket",
+    "/run/systemd/journal/stdout",
+    "/run/nscd/socket",
+    "/var/run/nscd/socket",
+];
 
 /// The usual devices, writable in every session but under `--no-implicit`.
 pub const IMPLICIT_DEVICES: [&str; 7] = [
@@ -243,6 +262,21 @@ impl Policy {
         }
     }
 
+    /// The decision for a connection to the service listening on the socket `path`, as for a
+    /// write of it, but for the services that need no question (the defaults and
+    /// `--allow-service`) and the reason `service` where the prompt mode decides.
+    pub fn decide_connect(&self, path: &Path, answered: &Answered) -> (Decision, Reason) {
+        let (d, r) = self.decide_as(path, answered, false);
+        let by_prompt = d == Decision::Ask || matches!(r, Reason::Audit | Reason::Unattended);
+        if by_prompt && self.services.covers(path) {
+            return (Decision::Allow, Reason::Policy);
+        }
+        match r {
+            Reason::Audit | Reason::Unattended => (d, Reason::Service),
+            _ => (d, r),
+        }
+    }
+
     /// Whether `dir` is a denied path or a parent directory of one, and if so the reason that
     /// path is denied with: renaming, removing or replacing `dir` would change what the denied
     /// path is (`mv .git x; echo evil > x/hooks/pre-commit; mv x .git` under
@@ -269,6 +303,10 @@ impl Policy {
         call: Call,
         answered: &Answered,
     ) -> (Decision, Reason, usize) {
+        if call.connect {
+            let (d, r) = self.decide_connect(paths[0], answered);
+            return (d, r, 0);
+        }
         if call.names {
             for (i, p) in paths.iter().enumerate() {
                 if let Some(reason) = self.holds_denied(p, answered) {
@@ -352,7 +390,55 @@ mod tests {
             ]),
             implicit_dirs: PathSet::new(["/home/me/proj".into(), "/tmp/hallpass-1".into()]),
             implicit_files: vec!["/dev/null".into(), "/dev/pts/3".into()],
+            services: PathSet::new(["/dev/log".into(), "/run/me/editor.sock".into()]),
             prompt,
+        }
+    }
+
+    #[test]
+    fn connections_are_decided_as_writes_but_for_the_listed_services() {
+        const CONNECT: Call = Call {
+            names: false,
+            content: false,
+            connect: true,
+        };
+        let bus = Path::new("/run/user/1000/bus");
+        let never = PathSet::new(["/run/docker.sock".into()]);
+        let always = PathSet::new(["/run/user/1000/bus".into()]);
+        let a = Answered {
+            never: &never,
+            ..Answered::none()
+        };
+        let d =
+            |p: &Policy, path: &str, a: &Answered| p.decide_syscall(&[Path::new(path)], CONNECT, a);
+        let cases = [
+            (Prompt::Ask, (Decision::Ask, Reason::Policy, 0)),
+            (Prompt::Allow, (Decision::Allow, Reason::Service, 0)),
+            (Prompt::Deny, (Decision::Deny, Reason::Service, 0)),
+        ];
+        for (prompt, want) in cases {
+            let p = policy(prompt);
+            assert_eq!(d(&p, "/run/user/1000/bus", &a), want, "{prompt:?}");
+            let listed = (Decision::Allow, Reason::Policy, 0);
+            assert_eq!(d(&p, "/dev/log", &a), listed);
+            assert_eq!(d(&p, "/run/me/editor.sock", &a), listed);
+            // The session's own sockets, and the rules, as for a write.
+            let own = (Decision::Allow, Reason::Implicit, 0);
+            assert_eq!(d(&p, "/home/me/proj/s.sock", &a), own);
+            assert_eq!(d(&p, "/tmp/hallpass-1/s", &a), own);
+            let denied = (Decision::Deny, Reason::Never, 0);
+            assert_eq!(d(&p, "/run/docker.sock", &a), denied);
+            let a = Answered {
+                always: &always,
+                ..Answered::none()
+            };
+            let held = (Decision::Allow, Reason::Always, 0);
+            assert_eq!(p.decide_syscall(&[bus], CONNECT, &a), held);
+            // A listed service is not exempt from hallpass's own protection.
+            assert_eq!(
+                d(&p, "/home/me/.config/hallpass/x", &a),
+                (Decision::Deny, Reason::Protected, 0)
+            );
         }
     }
 
@@ -450,11 +536,13 @@ mod tests {
     const NAMES: Call = Call {
         names: true,
         content: false,
+        connect: false,
     };
     /// An open for writing.
     const OPEN: Call = Call {
         names: false,
         content: true,
+        connect: false,
     };
 
     #[test]
@@ -512,6 +600,7 @@ mod tests {
         let metadata = Call {
             names: false,
             content: false,
+            connect: false,
         };
         for dev in ["/dev/null", "/dev/pts/3"] {
             let d = |call| p.decide_syscall(&[Path::new(dev)], call, &a);

@@ -141,6 +141,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
             Coverage::Lite
         },
         report_exec: pending.lend,
+        report_connect: !open.log_path.is_empty(),
     };
     let prog = match filter::compile(Arch::native(), opts) {
         Ok(p) => p,

@@ -218,6 +218,7 @@ pub fn open(
     for p in &req.allow_paths {
         allowed.push(literal_allow_path(p)?);
     }
+    let services = crate::service::allowed(&req.allow_services)?;
     let mut implicit_dirs = PathSet::default();
     let mut implicit_files = Vec::new();
     let mut tmp_base = None;
@@ -277,6 +278,7 @@ pub fn open(
         allowed,
         implicit_dirs,
         implicit_files,
+        services,
         prompt,
     };
     Ok(Pending {
@@ -518,6 +520,7 @@ impl Shared {
         let call = crate::policy::Call {
             names: crate::syscalls::changes_names(syscall),
             content: crate::syscalls::writes_content(syscall),
+            connect: crate::syscalls::connects(syscall),
         };
         self.policy.decide_syscall(files, call, &answered)
     }
@@ -936,6 +939,13 @@ impl Supervisor<'_> {
                 info.denied.fetch_add(1, Ordering::Relaxed);
                 Reply::Fail(e)
             }
+            Ok(Op::Connect { path, name }) => {
+                if valid() {
+                    self.log_connect(tid, &path, name.as_ref());
+                }
+                info.passed.fetch_add(1, Ordering::Relaxed);
+                Reply::Continue
+            }
             Ok(Op::Write { syscall, paths }) => {
                 match self.decide(n, syscall, &paths, &valid, &mut None) {
                     Some(r) => r,
@@ -1110,9 +1120,17 @@ impl Supervisor<'_> {
                 .map(|p| p.to_string_lossy().into_owned())
                 .collect(),
             chain: crate::ask::chain(pid, top),
-            scope: crate::scope::suggest(path, &shared.home)
-                .to_string_lossy()
-                .into_owned(),
+            // A service is its socket, not the directory it is in.
+            scope: match action {
+                Some(Action::Connect(_)) => path.to_string_lossy().into_owned(),
+                _ => crate::scope::suggest(path, &shared.home)
+                    .to_string_lossy()
+                    .into_owned(),
+            },
+            service: match action {
+                Some(Action::Connect(c)) => c.service.clone(),
+                _ => String::new(),
+            },
             timed_secs: shared.timed_secs(),
             asked_ms: crate::ask::now_ms(),
             number: 0,
@@ -1255,6 +1273,27 @@ impl Supervisor<'_> {
             if !valid() {
                 return;
             }
+            // A connection: between the session's own processes, made undecided.
+            let prepared = match prepared {
+                Prepared::Write {
+                    syscall,
+                    paths,
+                    mut action,
+                } => match self.settle_connect(tid, &mut action, &paths) {
+                    Some(Reply::Continue) => Prepared::Perform(action),
+                    Some(r) => {
+                        info.denied.fetch_add(1, Ordering::Relaxed);
+                        let _ = seccomp::send(listener, n.id, r);
+                        return;
+                    }
+                    None => Prepared::Write {
+                        syscall,
+                        paths,
+                        action,
+                    },
+                },
+                p => p,
+            };
             let action = match prepared {
                 Prepared::Pass { exec } => {
                     if exec {
@@ -1314,6 +1353,54 @@ impl Supervisor<'_> {
         }
         // The entry kept turning into a symlink: what the kernel says of too many.
         let _ = seccomp::send(listener, n.id, Reply::Fail(libc::ELOOP));
+    }
+
+    /// Lite mode: logs a connection to a service outside the session (reason `service`); not
+    /// one to a socket in the project or `$TMPDIR`, nor between the session's processes.
+    fn log_connect(&self, tid: i32, path: &Resolved, name: Option<&crate::service::Name>) {
+        let Resolved::Path(p) = path else { return };
+        let rules = self.questions.rules().current();
+        if self.shared.decide("connect", &[p], &rules).1 == Reason::Implicit {
+            return;
+        }
+        let session = self.shared.info.pid.load(Ordering::Relaxed);
+        let holders = match name.and_then(crate::service::holders) {
+            Some(crate::service::Listener::Held(h)) => h,
+            _ => Vec::new(),
+        };
+        if !holders.is_empty()
+            && holders
+                .iter()
+                .all(|&h| crate::resolve::descends_from(h, session))
+        {
+            return;
+        }
+        let shown = p.to_string_lossy();
+        self.record(tid, "connect", &shown, Decision::Allow, Reason::Service);
+    }
+
+    /// A connection between the session's own processes passes (`Continue`: perform it),
+    /// one to hallpassd is refused; `None` for any other, then decided as a write, the
+    /// action now naming the service for the question (`strict/connect.rs`).
+    fn settle_connect(&self, tid: i32, action: &mut Action, paths: &[Resolved]) -> Option<Reply> {
+        let (Action::Connect(c), [Resolved::Path(p)]) = (action, paths) else {
+            return None;
+        };
+        let shared = &self.shared;
+        let allowed = || {
+            let rules = self.questions.rules().current();
+            shared.decide("connect", &[p], &rules).0 == Decision::Allow
+        };
+        let session = shared.info.pid.load(Ordering::Relaxed);
+        match crate::strict::connect::settle(c, session, allowed) {
+            crate::strict::connect::Settled::Pass => Some(Reply::Continue),
+            crate::strict::connect::Settled::Refuse(e) => {
+                let shown = p.to_string_lossy();
+                self.record(tid, "connect", &shown, Decision::Deny, Reason::Protected);
+                Some(Reply::Fail(e))
+            }
+            crate::strict::connect::Settled::Decide => None,
+        }
     }
 
     /// Decides again the notifications a daemon that died held, noted in the journal (a

@@ -126,6 +126,10 @@ pub enum Kind {
     Ioctl { fd: u8, cmd: u8 },
     /// `bind`: a Unix socket address with a path creates a file.
     Bind { addr: u8, len: u8 },
+    /// `connect`: reaches a service, which may write for the caller. Strict mode decides a
+    /// Unix socket whose listener is outside the session like a write and performs the
+    /// connect itself; lite mode, with a log, records it.
+    Connect { fd: u8, addr: u8, len: u8 },
     /// `seccomp`: refused when it would install a second listener.
     Seccomp { op: u8, flags: u8 },
     /// `clone`, `unshare`: refused (`EPERM`) in strict mode when `flags` asks for a new user
@@ -970,10 +974,20 @@ pub static TABLE: &[Syscall] = &[
     pass("gettimeofday", Some(96), Some(169)),
     pass("time", Some(201), None),
     pass("restart_syscall", Some(219), Some(128)),
-    // Sockets (bind, which can make a file, is decided above).
+    // Sockets (bind, which can make a file, and connect, which reaches a service, are
+    // decided above and below).
     pass("socket", Some(41), Some(198)),
     pass("socketpair", Some(53), Some(199)),
-    pass("connect", Some(42), Some(203)),
+    sys(
+        "connect",
+        Some(42),
+        Some(203),
+        Kind::Connect {
+            fd: 0,
+            addr: 1,
+            len: 2,
+        },
+    ),
     pass("accept", Some(43), Some(202)),
     pass("accept4", Some(288), Some(242)),
     pass("listen", Some(50), Some(201)),
@@ -1069,6 +1083,12 @@ pub fn landlock_covers(sc: &Syscall, args: &[u64; 6]) -> bool {
         Kind::Open { flags: None, .. } => true,
         _ => sc.names || matches!(sc.name, "mkdir" | "mkdirat"),
     }
+}
+
+/// Whether the syscall called `name` connects to a service: decided on the socket's path,
+/// but as a connection, not a write ([`crate::policy::Call::connect`]).
+pub fn connects(name: &str) -> bool {
+    name == "connect"
 }
 
 /// Whether the syscall called `name` renames: it may move a directory, and everything below

@@ -255,10 +255,18 @@ fn a_supervised_process_cannot_answer_or_change_the_rules() {
             );
         }
         assert!(so.ends_with("err 13\n") || so.contains("err 13"), "{so}");
-        // The daemon says why in its log.
+        // The daemon says why in its log; strict mode refuses the connection to its socket
+        // before it is made, and logs that.
         let dlog =
             std::fs::read_to_string(s.runtime.join("hallpass/hallpassd.log")).unwrap_or_default();
-        assert!(dlog.contains("is supervised by session launcher"), "{dlog}");
+        if mode == "--mode=strict" {
+            let refused = s.log_lines(&log).into_iter().any(|l| {
+                l["syscall"] == "connect" && l["decision"] == "deny" && l["reason"] == "protected"
+            });
+            assert!(refused, "{:?}", s.log_lines(&log));
+        } else {
+            assert!(dlog.contains("is supervised by session launcher"), "{dlog}");
+        }
     }
 }
 

@@ -17,6 +17,7 @@ use std::os::unix::ffi::OsStrExt;
 
 // include/uapi/linux/landlock.h
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_ulong = 1 << 0;
+const LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
 const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_long = 1;
 const ACCESS_FS_WRITE_FILE: u64 = 1 << 1;
@@ -98,6 +99,8 @@ pub struct Domain {
     /// The write domain's rules: what may be written, opened `O_PATH`, with its rights. Empty
     /// for the backstop.
     rules: Vec<(OwnedFd, u64)>,
+    /// Strict mode: keep the command from abstract Unix sockets outside its domain (ABI 6).
+    abstract_scoped: bool,
 }
 
 /// What the child entered.
@@ -122,7 +125,15 @@ impl Domain {
         Domain {
             abi,
             rules: Vec::new(),
+            abstract_scoped: false,
         }
+    }
+
+    /// Strict mode: where the kernel has scopes (ABI 6, Linux 6.12), the command cannot
+    /// reach an abstract Unix socket made outside its session, by `connect` or by a
+    /// datagram sent to its address; the daemon decides (and makes) its connections itself.
+    pub fn scope_abstract_sockets(&mut self) {
+        self.abstract_scoped = true;
     }
 
     /// Makes it strict mode's write domain, allowing writes beneath `paths` only, where the
@@ -200,10 +211,10 @@ pub unsafe fn enter(d: &Domain) -> Entered {
     if d.abi < ABI_REFER {
         return Entered::None;
     }
-    let scoped = if d.abi >= ABI_SCOPES {
-        LANDLOCK_SCOPE_SIGNAL
-    } else {
-        0
+    let scoped = match (d.abi >= ABI_SCOPES, d.abstract_scoped) {
+        (true, true) => LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
+        (true, false) => LANDLOCK_SCOPE_SIGNAL,
+        (false, _) => 0,
     };
     if !d.rules.is_empty() && restrict(WRITE_RIGHTS, scoped, &d.rules, -1) {
         return Entered::Writes;

@@ -132,6 +132,11 @@ impl Prepared {
         self.landlock.allow_writes_beneath(paths)
     }
 
+    /// Strict mode: keeps the command from abstract Unix sockets outside its session.
+    pub fn scope_abstract_sockets(&mut self) {
+        self.landlock.scope_abstract_sockets();
+    }
+
     /// Runs the command in a session of its own with `tty` as its controlling terminal and
     /// standard streams. `tty` must stay open until [`spawn`].
     pub fn on_terminal(&mut self, tty: RawFd) {

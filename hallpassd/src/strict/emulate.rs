@@ -152,6 +152,8 @@ pub enum Action {
         sock: OwnedFd,
         addr: Vec<u8>,
     },
+    /// A connection, made on the process's socket ([`super::connect`]).
+    Connect(super::connect::Connect),
 }
 
 /// An ioctl argument: bytes read from the target, or a descriptor taken from it.
@@ -242,6 +244,7 @@ fn prepare_inner(
         Kind::RefuseStrict(e) => return Ok(Prepared::Fail(e)),
         // The filter refuses it in strict mode; lite mode takes note before it gets here.
         Kind::OwnDomain => return Ok(Prepared::Fail(libc::ENOSYS)),
+        Kind::Connect { .. } => return super::connect::prepare(t, &mut w, a),
         _ => {}
     }
     // The dirfd and path arguments, legacy calls relative to the cwd.
@@ -713,6 +716,13 @@ fn pick(legacy: bool, a: &[u64; 6], next: usize) -> (i32, u64, u64) {
     }
 }
 
+/// Reads `buf.len()` bytes of the target's memory at `ptr`.
+pub(super) fn read_bytes(t: &mut Target<'_>, ptr: u64, buf: &mut [u8]) -> Sys<()> {
+    t.mem
+        .read_exact(t.tid, ptr, buf, t.lender)
+        .map_err(read_err)
+}
+
 fn read_path(t: &mut Target<'_>, ptr: u64) -> Sys<Vec<u8>> {
     t.mem.read_cstr(t.tid, ptr, t.lender).map_err(read_err)
 }
@@ -763,7 +773,7 @@ fn read_times(t: &mut Target<'_>, name: &str, ptr: u64) -> Sys<Option<[libc::tim
 }
 
 /// Where the lookup of `path` starts.
-fn start_for(w: &Walker, dirfd: i32, path: &[u8]) -> Sys<OwnedFd> {
+pub(super) fn start_for(w: &Walker, dirfd: i32, path: &[u8]) -> Sys<OwnedFd> {
     if path.first() == Some(&b'/') {
         return w.roots().root();
     }
@@ -887,7 +897,7 @@ fn fd_call(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<(OwnedFd, Resolved)> 
 /// A copy of the target's descriptor `fd` (`pidfd_getfd`), for what needs the open file
 /// itself: a socket to bind, a file for an ioctl. Where the daemon may not take it (Yama
 /// `ptrace_scope=1` and not root), `EPERM`.
-fn take_fd(t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
+pub(super) fn take_fd(t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
     if fd < 0 {
         return Err(Errno::EBADF);
     }
@@ -945,7 +955,7 @@ fn entry_res(e: &Entry, w: &Walker) -> Sys<Resolved> {
 
 /// What a held object is for the policy, if the process may reach it (see
 /// [`Walker::held_path`]).
-fn held_res(fd: &OwnedFd, w: &Walker) -> Sys<Resolved> {
+pub(super) fn held_res(fd: &OwnedFd, w: &Walker) -> Sys<Resolved> {
     Ok(match w.held_path(fd.as_fd())? {
         Some(p) => Resolved::Path(p),
         None => {
@@ -1166,6 +1176,7 @@ impl Action {
                 (fsops::lstatat(entry.dir.as_fd(), &entry.name), *flags)
             }
             Action::Reopen { obj, flags, .. } => (fsops::fstat(obj.as_fd()), *flags),
+            Action::Connect(c) => return c.may_block(),
             _ => return false,
         };
         let fifo = st.is_ok_and(|st| is_fifo(&st));
@@ -1412,6 +1423,7 @@ impl Action {
                 .into(),
             },
             Action::BindAddr { sock, addr } => fsops::bind(sock.as_fd(), addr).into(),
+            Action::Connect(c) => c.perform().into(),
             Action::Bind { sock, entry, addr } => {
                 // The name alone, from the held directory made this thread's cwd: the socket
                 // is made in that very directory.

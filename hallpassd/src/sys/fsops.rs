@@ -338,6 +338,34 @@ pub fn bind(sock: BorrowedFd<'_>, addr: &[u8]) -> Sys<()> {
     } as _)
 }
 
+pub fn connect(sock: BorrowedFd<'_>, addr: &[u8]) -> Sys<()> {
+    // SAFETY: `addr` is live for its length, which is what we pass.
+    unit(unsafe {
+        libc::connect(
+            sock.as_raw_fd(),
+            addr.as_ptr().cast(),
+            addr.len() as libc::socklen_t,
+        )
+    } as _)
+}
+
+/// The address family of socket `sock` (`SO_DOMAIN`); `ENOTSOCK` for another file.
+pub fn socket_domain(sock: BorrowedFd<'_>) -> Sys<i32> {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `v` and `len` are live and sized as passed.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_DOMAIN,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    unit(r as _).map(|()| v)
+}
+
 /// Sets this thread's umask, returning the previous one. Per thread only once the thread
 /// has its own fs context ([`unshare_fs`]).
 pub fn umask(mask: u32) -> u32 {

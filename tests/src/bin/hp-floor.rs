@@ -112,6 +112,7 @@ fn main() {
     let opts = Options {
         coverage: Coverage::Lite,
         report_exec: env_is_1("HP_FLOOR_REPORT_EXEC"),
+        report_connect: false,
     };
     let prog = match compile(Arch::native(), opts) {
         Ok(p) => p,
