@@ -30,7 +30,7 @@ pub fn answer(args: AnswerArgs) -> Result<i32, Failure> {
                 .into_inner()
                 .questions;
             let v: Vec<_> = list.iter().map(to_json).collect();
-            println!("{}", serde_json::Value::Array(v));
+            crate::out::line(format_args!("{}", serde_json::Value::Array(v)));
             return Ok(0);
         }
         if let (Some(id), Some(word)) = (args.id, args.answer) {

@@ -10,6 +10,7 @@ mod docs;
 mod flags;
 mod link;
 mod logfile;
+mod out;
 mod procs;
 mod profiles;
 mod report;
@@ -58,12 +59,6 @@ pub fn say(line: &str) {
 
 fn main() {
     let cli = flags::Cli::parse();
-    if cli.verb.is_some() {
-        // The commands that print (status, rules, profiles, report...) end quietly when what
-        // reads them closes, as other Unix tools do (`hallpass status | head -1`). The
-        // launcher keeps SIGPIPE ignored: it must outlive a closed output to end its session.
-        sys::signals::default_sigpipe();
-    }
     let r = match cli.verb {
         Some(flags::Verb::Status { json }) => status::status(json),
         Some(flags::Verb::Rules(r)) => rules::rules(r),

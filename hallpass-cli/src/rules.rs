@@ -67,18 +67,18 @@ fn print(r: &ListRulesReply, json: bool) {
             .map(|x| serde_json::json!({"action": word(x.action), "path": x.path}))
             .collect();
         let v = serde_json::json!({"file": r.file, "rules": rules, "error": r.error});
-        println!("{v}");
+        crate::out::line(format_args!("{v}"));
         return;
     }
     if !r.error.is_empty() {
         eprintln!("hallpass: {}", r.error);
     }
     if r.rules.is_empty() {
-        println!("no rules ({})", r.file);
+        crate::out::line(format_args!("no rules ({})", r.file));
         return;
     }
-    println!("# {}", r.file);
+    crate::out::line(format_args!("# {}", r.file));
     for x in &r.rules {
-        println!("{} {}", word(x.action), x.path);
+        crate::out::line(format_args!("{} {}", word(x.action), x.path));
     }
 }

@@ -27,18 +27,18 @@ pub fn status(json: bool) -> Result<i32, Failure> {
                     })
                 })
                 .collect();
-            println!("{}", serde_json::json!({"pid": s.pid, "version": s.version, "sessions": sessions}));
+            crate::out::line(format_args!("{}", serde_json::json!({"pid": s.pid, "version": s.version, "sessions": sessions})));
         } else {
-            println!("hallpassd {} (pid {}), {} sessions", s.version, s.pid, s.sessions.len());
+            crate::out::line(format_args!("hallpassd {} (pid {}), {} sessions", s.version, s.pid, s.sessions.len()));
             if !s.sessions.is_empty() {
-                println!("{:>4}  {:<5}  {:<7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>5}  COMMAND", "ID", "STATE", "MODE", "PID", "NOTIFS", "ALLOWED", "DENIED", "ASKED");
+                crate::out::line(format_args!("{:>4}  {:<5}  {:<7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>5}  COMMAND", "ID", "STATE", "MODE", "PID", "NOTIFS", "ALLOWED", "DENIED", "ASKED"));
             }
             let performs_all = |x: &hallpass_proto::SessionStatus| {
                 x.mode == EnforceMode::Strict as i32 && !x.landlock
             };
             for x in &s.sessions {
                 let mode = if performs_all(x) { "strict*" } else { mode_name(x.mode) };
-                println!(
+                crate::out::line(format_args!(
                     "{:>4}  {:<5}  {:<7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>5}  {}",
                     x.session_id,
                     if x.live { "live" } else { "ended" },
@@ -49,15 +49,15 @@ pub fn status(json: bool) -> Result<i32, Failure> {
                     x.denied,
                     x.questions,
                     x.argv.join(" ")
-                );
+                ));
             }
             for x in &s.sessions {
                 for p in &x.profiles {
-                    println!("{:>4}  profile {} allows {}", x.session_id, p.name, p.paths.join(", "));
+                    crate::out::line(format_args!("{:>4}  profile {} allows {}", x.session_id, p.name, p.paths.join(", ")));
                 }
             }
             if s.sessions.iter().any(performs_all) {
-                println!("* strict mode without a Landlock domain (Landlock ABI 2, Linux 5.19): the daemon performs every write, which is slower");
+                crate::out::line(format_args!("* strict mode without a Landlock domain (Landlock ABI 2, Linux 5.19): the daemon performs every write, which is slower"));
             }
         }
         Ok(0)

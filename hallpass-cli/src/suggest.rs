@@ -174,22 +174,30 @@ pub fn suggest(args: SuggestArgs) -> Result<i32, Failure> {
     let groups = plan(&writes, &parents, &home);
     let log = args.log.display();
     if groups.is_empty() {
-        println!("# nothing in {log} was or would have been asked about: no flag needed");
+        crate::out::line(format_args!(
+            "# nothing in {log} was or would have been asked about: no flag needed"
+        ));
         return Ok(0);
     }
     let total: usize = writes.values().sum();
-    println!("# {total} writes in {log} were or would have been asked about; these allow them:");
+    crate::out::line(format_args!(
+        "# {total} writes in {log} were or would have been asked about; these allow them:"
+    ));
     let width = groups
         .iter()
         .map(|g| tilde(&g.root, &home).chars().count())
         .max()
         .unwrap_or(0);
     for g in &groups {
-        println!("#   {:<width$}  {}", tilde(&g.root, &home), describe(g));
+        crate::out::line(format_args!(
+            "#   {:<width$}  {}",
+            tilde(&g.root, &home),
+            describe(g)
+        ));
     }
     let denied = entries.iter().filter(|e| e.reason == "denied").count();
     if denied > 0 {
-        println!("# left out: {denied} writes you denied");
+        crate::out::line(format_args!("# left out: {denied} writes you denied"));
     }
     match &args.profile_out {
         Some(out) => write_profile(out, &groups, &home, &args.log),
@@ -198,7 +206,7 @@ pub fn suggest(args: SuggestArgs) -> Result<i32, Failure> {
                 .iter()
                 .map(|g| format!("--allow-path {}", shell_word(&tilde(&g.root, &home))))
                 .collect();
-            println!("{}", flags.join(" "));
+            crate::out::line(format_args!("{}", flags.join(" ")));
             Ok(0)
         }
     }

@@ -38,14 +38,17 @@ pub fn profiles(json: bool) -> Result<i32, Failure> {
     let rows: Vec<_> = all.iter().map(|p| (p, apply(p, &home, &[]))).collect();
     if json {
         let v: Vec<_> = rows.iter().map(|(p, a)| to_json(p, a)).collect();
-        println!("{}", serde_json::Value::Array(v));
+        crate::out::line(format_args!("{}", serde_json::Value::Array(v)));
     } else {
-        println!(
+        crate::out::line(format_args!(
             "Applied when the command's name matches, or with --profile NAME; --no-profile: none."
-        );
-        println!("Yours go in {}/NAME.toml.", tilde(&user_dir(&home), &home));
+        ));
+        crate::out::line(format_args!(
+            "Yours go in {}/NAME.toml.",
+            tilde(&user_dir(&home), &home)
+        ));
         for (p, a) in &rows {
-            println!();
+            crate::out::line("");
             let from = match &p.origin {
                 Origin::BuiltIn => "built in".to_string(),
                 Origin::File(f) if builtin(&p.name).is_some() => {
@@ -53,14 +56,14 @@ pub fn profiles(json: bool) -> Result<i32, Failure> {
                 }
                 Origin::File(f) => tilde(f, &home),
             };
-            println!("{}  ({from})  {}", p.name, p.about);
+            crate::out::line(format_args!("{}  ({from})  {}", p.name, p.about));
             match a {
                 Ok(a) => {
                     for path in &a.paths {
-                        println!("    {}", tilde(path, &home));
+                        crate::out::line(format_args!("    {}", tilde(path, &home)));
                     }
                 }
-                Err(e) => println!("    error: {e}"),
+                Err(e) => crate::out::line(format_args!("    error: {e}")),
             }
         }
     }

@@ -143,17 +143,7 @@ pub fn report(args: ReportArgs) -> Result<i32, Failure> {
             logfile::write_atomic(out, &html::page(&title, &tree))?;
             eprintln!("hallpass: wrote {}", out.display());
         }
-        None => {
-            use std::io::Write;
-            // `hallpass report LOG | head` is fine: a closed pipe ends the output quietly.
-            let r = std::io::stdout().write_all(text::render(&title, &tree, colour()).as_bytes());
-            match r {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    return Err(Failure::new(format!("cannot write the report: {e}")))
-                }
-                _ => {}
-            }
-        }
+        None => crate::out::print(&text::render(&title, &tree, colour())),
     }
     Ok(0)
 }

@@ -1,5 +1,5 @@
 //! Waiting for one of a set of blocked signals, with a time limit (`sigtimedwait`), which
-//! nix does not offer; and SIGPIPE's default action back for the commands that print.
+//! nix does not offer; and ending by SIGPIPE as other tools do when their reader goes away.
 
 use std::time::Duration;
 
@@ -20,11 +20,14 @@ pub fn wait(set: &SigSet, limit: Duration) -> Option<Signal> {
     Signal::try_from(r).ok()
 }
 
-/// Restores the default action of SIGPIPE (ending the process), which the Rust runtime sets to
-/// ignored at start.
-pub fn default_sigpipe() {
-    // SAFETY: setting a signal's disposition to the default installs no handler.
+/// Ends the process as a closed pipe ends a Unix tool: by SIGPIPE, with its default action
+/// (the Rust runtime ignores it at start).
+pub fn die_of_sigpipe() -> ! {
+    // SAFETY: setting a signal's disposition to the default installs no handler; raising it
+    // then ends the process.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
     }
+    std::process::exit(128 + libc::SIGPIPE);
 }
