@@ -1532,6 +1532,9 @@ pub fn perform_later(
     let spawned = std::thread::Builder::new()
         .name("hallpassd-perform".into())
         .spawn(move || {
+            // Started maybe by a supervisor in the guise of its process: it takes on the
+            // process's credentials itself, from the daemon's own.
+            crate::strict::creds::as_daemon();
             let _ = crate::sys::fsops::interruptible();
             *state2.lock().unwrap() = Performing::Running(crate::sys::fsops::this_thread());
             // Checked again right before acting: nothing is written for a process gone.
@@ -1570,15 +1573,18 @@ pub fn perform_later(
     // it takes.
     let _ = std::thread::Builder::new()
         .name("hallpassd-fifo-watch".into())
-        .spawn(move || loop {
-            std::thread::sleep(Duration::from_millis(100));
-            let st = state.lock().unwrap();
-            match *st {
-                Performing::Done => break,
-                Performing::Starting => {}
-                Performing::Running(t) => {
-                    if !seccomp::id_valid(shared.listener(), id) {
-                        crate::sys::fsops::interrupt(t);
+        .spawn(move || {
+            crate::strict::creds::as_daemon();
+            loop {
+                std::thread::sleep(Duration::from_millis(100));
+                let st = state.lock().unwrap();
+                match *st {
+                    Performing::Done => break,
+                    Performing::Starting => {}
+                    Performing::Running(t) => {
+                        if !seccomp::id_valid(shared.listener(), id) {
+                            crate::sys::fsops::interrupt(t);
+                        }
                     }
                 }
             }

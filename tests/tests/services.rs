@@ -547,3 +547,57 @@ fn a_service_of_another_user_is_decided_too() {
     );
     assert!(!appears(&f("strict")), "another user's service was reached");
 }
+
+/// A process that switched to another user and connects to a service the session may reach:
+/// the service sees that user as its peer (`SO_PEERCRED`), as natively, not the root daemon
+/// that makes the connection for it in strict mode. Services decide on that user.
+#[test]
+fn a_service_sees_the_user_the_process_switched_to() {
+    if !am_root() {
+        eprintln!("SKIP a_service_sees_the_user_the_process_switched_to: needs root");
+        return;
+    }
+    let Some((uid, gid)) = uid_gid_of(TEST_USER) else {
+        panic!("the test user {TEST_USER} is missing (useradd -M -s /bin/sh {TEST_USER})");
+    };
+    let s = Scratch::new("svc-peer-user", variants()[0]);
+    let dir = s.outside.join("peer");
+    std::fs::create_dir_all(&dir).unwrap();
+    for d in [&s.root, &s.outside, &dir] {
+        std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    }
+    let (sock, seen) = (dir.join("peer.sock"), dir.join("seen"));
+    // Records the uid of each peer, one line per connection.
+    let listener = format!(
+        "import os, socket, struct\n\
+         s = socket.socket(socket.AF_UNIX)\n\
+         s.bind({sock:?}); os.chmod({sock:?}, 0o777); s.listen()\n\
+         while True:\n\
+         \x20   c, _ = s.accept()\n\
+         \x20   pid, uid, gid = struct.unpack('3i', c.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))\n\
+         \x20   open({seen:?}, 'a').write(f'{{uid}}\\n'); c.close()\n",
+        sock = sock.display().to_string(),
+        seen = seen.display().to_string(),
+    );
+    let _svc = start(&s, "python3", &["-c", &listener], &sock);
+    let script = format!(
+        "setpriv --reuid={uid} --regid={gid} --clear-groups socat -u /dev/null UNIX-CONNECT:{}; echo rc=$?",
+        sock.display()
+    );
+    let lines = |n: usize| {
+        assert!(wait_until(Duration::from_secs(5), || {
+            std::fs::read_to_string(&seen).is_ok_and(|t| t.lines().count() >= n)
+        }));
+        std::fs::read_to_string(&seen).unwrap()
+    };
+    let native = run(s.command("sh").args(["-c", &script]));
+    assert_eq!(stdout(&native), "rc=0\n", "{}", stderr(&native));
+    let allow = format!("--allow-service={}", sock.display());
+    let out = run_session(&s, &["--mode=strict", "--prompt=deny", &allow], &script);
+    assert_eq!(stdout(&out), "rc=0\n", "{}", stderr(&out));
+    assert_eq!(
+        lines(2),
+        format!("{uid}\n{uid}\n"),
+        "native, then strict mode"
+    );
+}

@@ -33,6 +33,9 @@ pub fn read_proc<'b>(path: &str, buf: &'b mut [u8]) -> Sys<&'b str> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Creds {
     umask: u32,
+    /// The effective ids: what a service on a Unix socket sees of its peer (`SO_PEERCRED`).
+    euid: u32,
+    egid: u32,
     fsuid: u32,
     fsgid: u32,
     groups: Vec<u32>,
@@ -40,11 +43,12 @@ struct Creds {
 }
 
 impl Creds {
-    /// Whether the kernel would grant these what it grants `other`: the same file-system
-    /// ids, groups and effective capabilities (the umask aside).
+    /// Whether the kernel would grant these what it grants `other`, and a service would see
+    /// the same peer: the same effective and file-system ids, groups and effective
+    /// capabilities (the umask aside).
     fn same_rights(&self, other: &Creds) -> bool {
-        (self.fsuid, self.fsgid, &self.groups, self.cap_eff)
-            == (other.fsuid, other.fsgid, &other.groups, other.cap_eff)
+        let key = |c: &Creds| (c.euid, c.egid, c.fsuid, c.fsgid, c.cap_eff);
+        key(self) == key(other) && self.groups == other.groups
     }
 }
 
@@ -52,16 +56,19 @@ fn creds_of(tid: i32) -> Sys<Creds> {
     let mut buf = [0u8; 8192];
     let s = read_proc(&format!("/proc/{tid}/status"), &mut buf)?;
     let field = |name: &str| s.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
-    let fourth = |name: &str| {
+    // "Uid:" and "Gid:" list the real, effective, saved and file-system ids.
+    let nth = |name: &str, n: usize| {
         field(name)
-            .and_then(|v| v.split_whitespace().nth(3))
+            .and_then(|v| v.split_whitespace().nth(n))
             .and_then(|v| v.parse().ok())
     };
     let parse = || {
         Some(Creds {
             umask: field("Umask:").and_then(|v| u32::from_str_radix(v, 8).ok())?,
-            fsuid: fourth("Uid:")?,
-            fsgid: fourth("Gid:")?,
+            euid: nth("Uid:", 1)?,
+            egid: nth("Gid:", 1)?,
+            fsuid: nth("Uid:", 3)?,
+            fsgid: nth("Gid:", 3)?,
             groups: field("Groups:")?
                 .split_whitespace()
                 .filter_map(|g| g.parse().ok())
@@ -117,6 +124,13 @@ impl Guise {
         // From here, dropping puts back whatever was changed.
         let guise = Guise(());
         thread_creds::set_groups(&c.groups)?;
+        // The effective ids first, so a connection the daemon makes shows the service the
+        // process's user, not root. Leaving uid 0 clears the effective capabilities and
+        // makes the file-system ids follow: the daemon's are raised again (its permitted
+        // ones stay) to set those as the process has them, then lowered to the process's.
+        thread_creds::set_egid(c.egid)?;
+        thread_creds::set_euid(c.euid)?;
+        thread_creds::set_caps(&own.caps)?;
         if !thread_creds::set_fsgid(c.fsgid) || !thread_creds::set_fsuid(c.fsuid) {
             return Err(Errno::EPERM);
         }
@@ -130,18 +144,29 @@ impl Guise {
 
 impl Drop for Guise {
     fn drop(&mut self) {
-        let back = own().is_ok_and(|own| {
-            thread_creds::set_caps(&own.caps).is_ok()
-                && thread_creds::set_fsuid(own.creds.fsuid)
-                && thread_creds::set_fsgid(own.creds.fsgid)
-                && thread_creds::set_groups(&own.creds.groups).is_ok()
-        });
-        if !back {
-            eprintln!("hallpassd: a thread could not take back the daemon's credentials: exiting");
-            std::process::abort();
-        }
-        IN_GUISE.with(|g| g.set(false));
+        as_daemon();
     }
+}
+
+/// This thread takes (back) the daemon's own credentials: after a [`Guise`], or first thing
+/// in a thread started by one in guise, which inherits the guise but not the knowledge of it.
+/// A root daemon only; a thread that cannot ends the daemon (see [`Guise`]).
+pub fn as_daemon() {
+    let Ok(own) = own() else { return };
+    if own.creds.fsuid != 0 {
+        return;
+    }
+    let back = thread_creds::set_caps(&own.caps).is_ok()
+        && thread_creds::set_euid(own.creds.euid).is_ok()
+        && thread_creds::set_egid(own.creds.egid).is_ok()
+        && thread_creds::set_fsuid(own.creds.fsuid)
+        && thread_creds::set_fsgid(own.creds.fsgid)
+        && thread_creds::set_groups(&own.creds.groups).is_ok();
+    if !back {
+        eprintln!("hallpassd: a thread could not take back the daemon's credentials: exiting");
+        std::process::abort();
+    }
+    IN_GUISE.with(|g| g.set(false));
 }
 
 /// Whether this thread wears a [`Guise`] now.

@@ -1,5 +1,5 @@
 //! The credentials of the calling thread alone, as the kernel keeps them per thread: its
-//! supplementary groups, file-system user and group, and capabilities. The raw syscalls are
+//! supplementary groups, effective and file-system user and group, and capabilities. The raw syscalls are
 //! used on purpose: glibc's `setgroups` and friends change every thread of the process (they
 //! signal each one), and the daemon changes only the thread that performs a write for a
 //! process with other credentials than its own (`strict/creds.rs`).
@@ -12,6 +12,29 @@ use super::fsops::Sys;
 pub fn set_groups(groups: &[libc::gid_t]) -> Sys<()> {
     // SAFETY: `groups` is live for `len` elements of the kernel's gid_t.
     let r = unsafe { libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// Sets this thread's effective user (the real and saved ones stay, so it can come back).
+/// Leaving 0 clears the effective capabilities; coming back to 0 restores them.
+pub fn set_euid(uid: libc::uid_t) -> Sys<()> {
+    // SAFETY: no memory is passed; -1 leaves the real and saved ids as they are.
+    let r = unsafe { libc::syscall(libc::SYS_setresuid, u32::MAX, uid, u32::MAX) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// Sets this thread's effective group, as [`set_euid`].
+pub fn set_egid(gid: libc::gid_t) -> Sys<()> {
+    // SAFETY: no memory is passed; -1 leaves the real and saved ids as they are.
+    let r = unsafe { libc::syscall(libc::SYS_setresgid, u32::MAX, gid, u32::MAX) };
     if r < 0 {
         Err(Errno::last())
     } else {
