@@ -184,42 +184,23 @@ impl Decoder {
                 one(fd_path(t, args[fd as usize] as i32, procs))
             }
             Kind::Bind { addr, len } => {
-                let len =
-                    (args[len as usize] as usize).min(std::mem::size_of::<libc::sockaddr_un>());
-                if len <= 2 {
-                    return Ok(Op::Pass { exec: false });
-                }
-                let mut sa = vec![0u8; len];
-                mem.read_exact(t.tid, args[addr as usize], &mut sa, lender)
-                    .map_err(err)?;
-                let family = u16::from_ne_bytes([sa[0], sa[1]]);
-                let path = &sa[2..];
+                let sa = unix_addr(t, args, addr, len, mem, lender).map_err(err)?;
                 // An abstract address (leading NUL) or another family creates no file.
-                if family != AF_UNIX || path[0] == 0 {
+                let Some(path) = sa.filter(|p| p[0] != 0) else {
                     return Ok(Op::Pass { exec: false });
-                }
+                };
                 let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
                 let base = base_of(t, None, procs).map_err(err)?;
                 one(resolve_from(t, base, &path[..end], false))
             }
             Kind::Connect { addr, len, .. } => {
-                let len =
-                    (args[len as usize] as usize).min(std::mem::size_of::<libc::sockaddr_un>());
-                if len <= 2 {
+                let Some(path) = unix_addr(t, args, addr, len, mem, lender).map_err(err)? else {
                     return Ok(Op::Pass { exec: false });
-                }
-                let mut sa = vec![0u8; len];
-                mem.read_exact(t.tid, args[addr as usize], &mut sa, lender)
-                    .map_err(err)?;
-                if u16::from_ne_bytes([sa[0], sa[1]]) != AF_UNIX {
-                    return Ok(Op::Pass { exec: false });
-                }
-                let path = &sa[2..];
+                };
                 if path[0] == 0 {
                     let name = path[1..].to_vec();
-                    let shown = format!("@{}", String::from_utf8_lossy(&name).replace('\0', "@"));
                     return Ok(Op::Connect {
-                        path: Resolved::Path(shown.into()),
+                        path: Resolved::Path(crate::service::abstract_shown(&name)),
                         name: Some(crate::service::Name::Abstract(name)),
                     });
                 }
@@ -296,6 +277,26 @@ pub fn process_call(
         }
         _ => Ok(()),
     }
+}
+
+/// The path part of the Unix socket address at argument `addr`, of the length at argument
+/// `len` (`sun_path`, not NUL-terminated when it fills the structure); `None` for an address
+/// of another family, or too short to hold a path.
+fn unix_addr(
+    t: Target,
+    args: &[u64; 6],
+    addr: u8,
+    len: u8,
+    mem: &mut Memory,
+    lender: &mut dyn Lender,
+) -> io::Result<Option<Vec<u8>>> {
+    let len = (args[len as usize] as usize).min(std::mem::size_of::<libc::sockaddr_un>());
+    if len <= 2 {
+        return Ok(None);
+    }
+    let mut sa = vec![0u8; len];
+    mem.read_exact(t.tid, args[addr as usize], &mut sa, lender)?;
+    Ok((u16::from_ne_bytes([sa[0], sa[1]]) == AF_UNIX).then(|| sa.split_off(2)))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -56,6 +56,12 @@ pub enum Name {
     Abstract(Vec<u8>),
 }
 
+/// How an abstract name (without its leading NUL) is shown and decided on: `@name`, each NUL
+/// in it an `@` too, as `ss` and `/proc/net/unix` show them.
+pub fn abstract_shown(name: &[u8]) -> std::path::PathBuf {
+    format!("@{}", String::from_utf8_lossy(name).replace('\0', "@")).into()
+}
+
 /// Who listens on a socket.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Listener {

@@ -53,9 +53,9 @@ pub fn prepare(t: &mut Target<'_>, w: &mut Walker, a: &[u64; 6]) -> Sys<Prepared
     }
     if sa[2] == 0 {
         let name = sa[3..].to_vec();
-        let shown = format!("@{}", String::from_utf8_lossy(&name).replace('\0', "@"));
+        let shown = service::abstract_shown(&name);
         let c = Connect::new(sock, To::Abstract(sa), Some(Name::Abstract(name)));
-        return Ok(write(c, Resolved::Path(shown.into())));
+        return Ok(write(c, Resolved::Path(shown)));
     }
     let p = &sa[2..];
     let path = &p[..p.iter().position(|&b| b == 0).unwrap_or(p.len())];
