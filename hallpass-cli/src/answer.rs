@@ -21,14 +21,7 @@ pub fn answer(args: AnswerArgs) -> Result<i32, Failure> {
         let mut c = client_at(args.socket.as_deref()).await?;
         let session = args.session.unwrap_or(0);
         if args.json {
-            let list = c
-                .pending(WatchRequest {
-                    session_id: session,
-                })
-                .await
-                .map_err(|e| Failure::new(format!("answer: {}", say(&e))))?
-                .into_inner()
-                .questions;
+            let list = pending(&mut c, session).await?;
             let v: Vec<_> = list.iter().map(to_json).collect();
             crate::out::line(format_args!("{}", serde_json::Value::Array(v)));
             return Ok(0);
@@ -62,6 +55,17 @@ pub fn answer(args: AnswerArgs) -> Result<i32, Failure> {
     })
 }
 
+/// The questions waiting now (of `session`, or all with 0).
+async fn pending(c: &mut HallpassClient<Channel>, session: u64) -> Result<Vec<Question>, Failure> {
+    Ok(c.pending(WatchRequest {
+        session_id: session,
+    })
+    .await
+    .map_err(|e| Failure::new(format!("answer: {}", say(&e))))?
+    .into_inner()
+    .questions)
+}
+
 /// The question `id` names: its short number (`Question.number`, what people see) or its full
 /// id (what scripts may have kept from `--json`). Resolved just before answering, against the
 /// daemon that asks now.
@@ -70,14 +74,7 @@ async fn resolve_id(
     session: u64,
     id: u64,
 ) -> Result<u64, Failure> {
-    let list = c
-        .pending(WatchRequest {
-            session_id: session,
-        })
-        .await
-        .map_err(|e| Failure::new(format!("answer: {}", say(&e))))?
-        .into_inner()
-        .questions;
+    let list = pending(c, session).await?;
     list.iter()
         .find(|q| u64::from(q.number) == id)
         .or_else(|| list.iter().find(|q| q.id == id))
