@@ -116,6 +116,9 @@ impl Guise {
         IN_GUISE.with(|g| g.set(true));
         // From here, dropping puts back whatever was changed.
         let guise = Guise(());
+        // The daemon's capabilities first: a thread started by one in guise (a FIFO's open,
+        // performed apart) starts in that guise, without the right to change its groups.
+        thread_creds::set_caps(&own.caps)?;
         thread_creds::set_groups(&c.groups)?;
         if !thread_creds::set_fsgid(c.fsgid) || !thread_creds::set_fsuid(c.fsuid) {
             return Err(Errno::EPERM);

@@ -466,7 +466,7 @@ impl<'r> Walker<'r> {
         }
         let (path, dev) = checked(dir.as_fd(), self.roots)?.ok_or(Errno::EACCES)?;
         match self.roots.place(dir.as_fd(), &path, dev)? {
-            Place::Pid { pid, .. } if self.who.reaches(pid) => {}
+            Place::Pid { pid, .. } if self.reaches_within(pid) => {}
             Place::Proc => return Ok(None),
             Place::Pid { .. } | Place::Elsewhere | Place::Unknown => return Err(Errno::EACCES),
         }
@@ -476,6 +476,20 @@ impl<'r> Walker<'r> {
         }
         self.count_link()?;
         fsops::open_path(Some(dir.as_fd()), name, false).map(Some)
+    }
+
+    /// Whether what is under `/proc/PID` (its entries, and its magic links `fd/N`, `cwd`,
+    /// `root`, `exe`) is the target's to reach: a process of its session. In the guise of a
+    /// process with other credentials the daemon keeps the right to trace (to read the
+    /// process), which the kernel would grant on any other process of the session, even one
+    /// the process could not trace natively (a root one, for a process that dropped to
+    /// another user or dropped its capabilities): only the process's own, then.
+    fn reaches_within(&self, pid: i32) -> bool {
+        self.who.reaches(pid)
+            && (!super::creds::in_guise()
+                || pid == self.who.tgid()
+                || pid == self.who.tid
+                || crate::resolve::tgid_of(pid) == Some(self.who.tgid()))
     }
 
     /// Whether the target may reach what `path` (checked, device `dev`) names: `under` it
@@ -494,14 +508,7 @@ impl<'r> Walker<'r> {
             Place::Elsewhere | Place::Proc => Ok(place),
             // The directory itself the target may open, as natively; not what is in it.
             Place::Pid { top: true, .. } if !under => Ok(place),
-            // In the guise of a process with other credentials, the daemon keeps the right
-            // to trace (to read the process): only the process's own entries, then.
-            Place::Pid { pid, .. }
-                if self.who.reaches(pid)
-                    && (!super::creds::in_guise() || pid == self.who.tgid()) =>
-            {
-                Ok(place)
-            }
+            Place::Pid { pid, .. } if self.reaches_within(pid) => Ok(place),
             Place::Pid { .. } | Place::Unknown => Err(Errno::EACCES),
         }
     }
