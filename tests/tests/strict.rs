@@ -328,7 +328,11 @@ fn a_process_with_fewer_rights_reaches_no_other_process_s_descriptors() {
     let nocaps = "setpriv --bounding-set=-all --inh-caps=-all";
     let victim = s.outside.join("victim");
     let holders = [
-        ("--prompt=deny", "sleep 2 | cat > got & pid=$!".to_string(), 0),
+        (
+            "--prompt=deny",
+            "sleep 2 | cat > got & pid=$!".to_string(),
+            0,
+        ),
         (
             "--prompt=allow",
             format!(
@@ -369,8 +373,11 @@ fn a_process_with_fewer_rights_opens_a_fifo_outside() {
         return;
     }
     let s = Scratch::new("strict-creds-fifo", variants()[0]);
-    std::fs::set_permissions(&s.outside, std::os::unix::fs::PermissionsExt::from_mode(0o777))
-        .unwrap();
+    std::fs::set_permissions(
+        &s.outside,
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
     let fifo = s.outside.join("fifo");
     let user = "setpriv --reuid=hptest --regid=hptest --clear-groups";
     let script = format!(
@@ -379,12 +386,65 @@ fn a_process_with_fewer_rights_opens_a_fifo_outside() {
     );
     let native = run(s.command("sh").args(["-c", &script]));
     assert_eq!(stdout(&native), "wrote\n", "{}", stderr(&native));
-    assert_eq!(std::fs::read_to_string(s.project.join("got")).unwrap(), "through\n");
+    assert_eq!(
+        std::fs::read_to_string(s.project.join("got")).unwrap(),
+        "through\n"
+    );
     std::fs::remove_file(&fifo).unwrap();
     std::fs::remove_file(s.project.join("got")).unwrap();
     let out = run(s.hallpass(["--mode=strict", "--prompt=allow", "--", "sh", "-c", &script]));
     assert_eq!(stdout(&out), "wrote\n", "{}", stderr(&out));
-    assert_eq!(std::fs::read_to_string(s.project.join("got")).unwrap(), "through\n");
+    assert_eq!(
+        std::fs::read_to_string(s.project.join("got")).unwrap(),
+        "through\n"
+    );
+}
+
+/// A descriptor's metadata is decided on where its file is now: the path kept for it (tar
+/// sets three things on each file through one descriptor) is checked to be still its name,
+/// since a process outside the session may move it out of the project meanwhile.
+#[test]
+fn a_file_moved_out_of_the_project_by_another_process_is_decided_where_it_is() {
+    let s = Scratch::new("strict-moved-fd", variants()[0]);
+    let (inside, outside) = (s.project.join("f"), s.outside.join("f"));
+    std::fs::write(&inside, "x").unwrap();
+    let script = "import os, time\n\
+        fd = os.open('f', os.O_RDONLY)\n\
+        os.fchmod(fd, 0o600)\n\
+        open('ready', 'w').close()\n\
+        while not os.path.exists('moved'): time.sleep(0.05)\n\
+        try:\n    os.fchmod(fd, 0o666); print('changed')\n\
+        except PermissionError: print('refused')\n";
+    let child = s
+        .hallpass([
+            "--mode=strict",
+            "--prompt=deny",
+            "--",
+            "python3",
+            "-c",
+            script,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !s.project.join("ready").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the script never got ready"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Moved by this process, outside the session: the daemon does not see it.
+    std::fs::rename(&inside, &outside).unwrap();
+    std::fs::write(s.project.join("moved"), "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&out), "refused\n", "{}", stderr(&out));
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&outside).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o7777, 0o600);
 }
 
 #[test]

@@ -745,6 +745,23 @@ fn check_path(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<(PathBuf, u64)>> 
     Ok(Some((path, dev)))
 }
 
+/// Whether `path`, looked up afresh from the root without following any symlink, still
+/// leads to the object whose identity is `id` ([`fsops::identity`]): a decision path kept
+/// for it ([`crate::dircache`]) may have been moved away since by a process outside the
+/// session, whose renames are not seen.
+pub fn leads_to(path: &std::path::Path, id: (u64, u32, u32, u64), roots: &Roots) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let how = fsops::OpenHow {
+        flags: (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    cstr(path.as_os_str().as_bytes())
+        .and_then(|p| fsops::openat2(roots.root.as_raw_fd(), &p, &how))
+        .and_then(|found| fsops::identity(found.as_fd()))
+        .is_ok_and(|found| found == id)
+}
+
 /// The kernel's name for an object the daemon holds (`/proc/self/fd/N`), and whether it was
 /// unlinked (told by its link count, not by the " (deleted)" the name ends with, which a
 /// file may be called); `None` for what is not a file: a pipe, a socket, an anonymous inode,
