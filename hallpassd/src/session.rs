@@ -1239,7 +1239,7 @@ impl Supervisor<'_> {
         // A process with other credentials than the daemon's (a root daemon's process that
         // switched user or dropped capabilities): this thread takes on its credentials for
         // the walk and the call, so the kernel checks what it would natively.
-        let _guise = match crate::strict::creds::guise(tid) {
+        let _guise = match crate::strict::creds::guise(tid, &valid) {
             Ok(g) => g,
             Err(e) => {
                 if !self.warned_credentials {

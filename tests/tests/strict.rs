@@ -312,6 +312,141 @@ fn a_root_daemon_writes_for_a_process_with_fewer_rights_with_those_rights() {
     assert!(!users.join("f").exists());
 }
 
+/// What the daemon performs for a process with fewer rights reaches no further than the
+/// process: it keeps the right to trace while it wears the process's credentials, but a
+/// process that dropped its capabilities cannot follow `/proc/PID/fd/N` of a root process
+/// of its session that kept them (the kernel refuses it the trace), so neither may the
+/// daemon for it: not to a pipe another process reads (nothing on disk, which no policy
+/// stops), nor to a file outside that the other process holds and removed.
+#[test]
+fn a_process_with_fewer_rights_reaches_no_other_process_s_descriptors() {
+    if !am_root() {
+        eprintln!("SKIP: needs root (the daemon runs as the user who starts hallpass)");
+        return;
+    }
+    let s = Scratch::new("strict-creds-reach", variants()[0]);
+    let nocaps = "setpriv --bounding-set=-all --inh-caps=-all";
+    let victim = s.outside.join("victim");
+    let holders = [
+        (
+            "--prompt=deny",
+            "sleep 2 | cat > got & pid=$!".to_string(),
+            0,
+        ),
+        (
+            "--prompt=allow",
+            format!(
+                "sh -c 'exec 3<>{v}; rm {v}; sleep 2; cat <&3' > got & pid=$!",
+                v = victim.display()
+            ),
+            3,
+        ),
+    ];
+    for (prompt, holder, fd) in holders {
+        let script = format!(
+            "{holder}; sleep 0.5; \
+             {nocaps} sh -c \"echo injected > /proc/$pid/fd/{fd}\" 2>/dev/null || echo refused; \
+             wait"
+        );
+        let _ = std::fs::remove_file(s.project.join("got"));
+        let native = run(s.command("sh").args(["-c", &script]));
+        assert_eq!(stdout(&native), "refused\n", "{}", stderr(&native));
+        assert_eq!(std::fs::read_to_string(s.project.join("got")).unwrap(), "");
+        std::fs::remove_file(s.project.join("got")).unwrap();
+        let out = run(s.hallpass(["--mode=strict", prompt, "--", "sh", "-c", &script]));
+        assert_eq!(stdout(&out), "refused\n", "{prompt}: {}", stderr(&out));
+        assert_eq!(
+            std::fs::read_to_string(s.project.join("got")).unwrap(),
+            "",
+            "{prompt}"
+        );
+    }
+}
+
+/// A process with other credentials than a root daemon's opens a FIFO outside the project,
+/// which the daemon performs on a thread of its own (the open waits for the other end):
+/// as natively, it gets the FIFO (that thread takes on its credentials too).
+#[test]
+fn a_process_with_fewer_rights_opens_a_fifo_outside() {
+    if !am_root() {
+        eprintln!("SKIP: needs root (the daemon runs as the user who starts hallpass)");
+        return;
+    }
+    let s = Scratch::new("strict-creds-fifo", variants()[0]);
+    std::fs::set_permissions(
+        &s.outside,
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let fifo = s.outside.join("fifo");
+    let user = "setpriv --reuid=hptest --regid=hptest --clear-groups";
+    let script = format!(
+        "mkfifo -m 666 {f}; cat {f} > got & {user} sh -c 'echo through > {f}' && echo wrote; wait",
+        f = fifo.display()
+    );
+    let native = run(s.command("sh").args(["-c", &script]));
+    assert_eq!(stdout(&native), "wrote\n", "{}", stderr(&native));
+    assert_eq!(
+        std::fs::read_to_string(s.project.join("got")).unwrap(),
+        "through\n"
+    );
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::remove_file(s.project.join("got")).unwrap();
+    let out = run(s.hallpass(["--mode=strict", "--prompt=allow", "--", "sh", "-c", &script]));
+    assert_eq!(stdout(&out), "wrote\n", "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(s.project.join("got")).unwrap(),
+        "through\n"
+    );
+}
+
+/// A descriptor's metadata is decided on where its file is now: the path kept for it (tar
+/// sets three things on each file through one descriptor) is checked to be still its name,
+/// since a process outside the session may move it out of the project meanwhile.
+#[test]
+fn a_file_moved_out_of_the_project_by_another_process_is_decided_where_it_is() {
+    let s = Scratch::new("strict-moved-fd", variants()[0]);
+    let (inside, outside) = (s.project.join("f"), s.outside.join("f"));
+    std::fs::write(&inside, "x").unwrap();
+    let script = "import os, time\n\
+        fd = os.open('f', os.O_RDONLY)\n\
+        os.fchmod(fd, 0o600)\n\
+        open('ready', 'w').close()\n\
+        while not os.path.exists('moved'): time.sleep(0.05)\n\
+        try:\n    os.fchmod(fd, 0o666); print('changed')\n\
+        except PermissionError: print('refused')\n";
+    let child = s
+        .hallpass([
+            "--mode=strict",
+            "--prompt=deny",
+            "--",
+            "python3",
+            "-c",
+            script,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !s.project.join("ready").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the script never got ready"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Moved by this process, outside the session: the daemon does not see it.
+    std::fs::rename(&inside, &outside).unwrap();
+    std::fs::write(s.project.join("moved"), "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&out), "refused\n", "{}", stderr(&out));
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&outside).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o7777, 0o600);
+}
+
 #[test]
 fn another_mount_namespace_is_not_reached_through_proc_root() {
     if !am_root() {

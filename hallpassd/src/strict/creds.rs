@@ -123,6 +123,9 @@ impl Guise {
         IN_GUISE.with(|g| g.set(true));
         // From here, dropping puts back whatever was changed.
         let guise = Guise(());
+        // The daemon's capabilities first: a thread started by one in guise (a FIFO's open,
+        // performed apart) starts in that guise, without the right to change its groups.
+        thread_creds::set_caps(&own.caps)?;
         thread_creds::set_groups(&c.groups)?;
         // The effective ids first, so a connection the daemon makes shows the service the
         // process's user, not root. Leaving uid 0 clears the effective capabilities and
@@ -179,12 +182,14 @@ pub fn in_guise() -> bool {
 /// answer is dropped. A daemon that is not root runs as its user, whose processes cannot
 /// have other credentials (the session start checks the launcher's); a root daemon checks
 /// each process, with the answer kept for the last thread asked about (see [`Kept`]).
-pub fn guise(tid: i32) -> Sys<Option<Guise>> {
+/// `waiting`: whether `tid` still waits in the syscall the daemon acts for (its
+/// notification is valid), asked before an answer is kept.
+pub fn guise(tid: i32, waiting: &dyn Fn() -> bool) -> Sys<Option<Guise>> {
     let own = own()?;
     if own.creds.fsuid != 0 {
         return Ok(None);
     }
-    match KEPT.with(|k| k.borrow_mut().creds(tid, &own.creds))? {
+    match KEPT.with(|k| k.borrow_mut().creds(tid, &own.creds, waiting))? {
         None => Ok(None),
         Some(c) => Guise::take_on(&c).map(Some),
     }
@@ -196,7 +201,7 @@ pub fn same_credentials(tid: i32) -> Sys<()> {
     if own.creds.fsuid != 0 {
         return Ok(());
     }
-    match KEPT.with(|k| k.borrow_mut().creds(tid, &own.creds))? {
+    match KEPT.with(|k| k.borrow_mut().creds(tid, &own.creds, &|| false))? {
         None => Ok(()),
         Some(_) => Err(Errno::EPERM),
     }
@@ -232,7 +237,11 @@ thread_local! {
 /// `setgroups`, `capset`, which strict mode's filter reports; `clone` makes a new thread) or
 /// by an exec of its thread group (reported too), which may also give the group leader's id to
 /// the thread that execs. Each empties the answer kept, and none is kept again until every
-/// thread that made one was heard of again (its syscall is done) or is gone. Lite mode does
+/// thread that made one was heard of again (its syscall is done) or is gone. Nor is an
+/// answer kept unless the thread still waits in its syscall once its credentials were
+/// read: an exec by another thread of its group ends that syscall, and the exec's thread
+/// takes its id (and so the pidfd) before it takes on the new program's credentials, so a
+/// read in between would be of the credentials the exec is about to drop. Lite mode does
 /// not report them: its supervisor keeps nothing ([`changing`] is never called there, so it
 /// reads every time through [`Kept::creds`] with `keep` false).
 #[derive(Default)]
@@ -245,8 +254,9 @@ struct Kept {
 }
 
 impl Kept {
-    /// `tid`'s credentials where they differ from `own`'s.
-    fn creds(&mut self, tid: i32, own: &Creds) -> Sys<Option<Creds>> {
+    /// `tid`'s credentials where they differ from `own`'s; kept only if `waiting()` says
+    /// afterwards that `tid` still waits in the syscall they are read for.
+    fn creds(&mut self, tid: i32, own: &Creds, waiting: &dyn Fn() -> bool) -> Sys<Option<Creds>> {
         if let Some((t, pidfd, c)) = &self.last {
             if *t == tid && fsops::pidfd_alive(pidfd.as_fd()) {
                 return Ok(c.clone());
@@ -264,9 +274,9 @@ impl Kept {
                 Err(Errno::ESRCH)
             )
         });
-        if let Some(pidfd) = pidfd
-            .filter(|p| self.keeps && self.changing.is_empty() && fsops::pidfd_alive(p.as_fd()))
-        {
+        if let Some(pidfd) = pidfd.filter(|p| {
+            self.keeps && self.changing.is_empty() && fsops::pidfd_alive(p.as_fd()) && waiting()
+        }) {
             self.last = Some((tid, pidfd, differ.clone()));
         }
         Ok(differ)
@@ -305,4 +315,28 @@ pub fn as_target<T>(tid: i32, creates: bool, checked: bool, f: impl FnOnce() -> 
         UMASK.with(|u| u.set(c.umask));
     }
     Ok(f())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The credentials read are kept only for a thread that still waits in its syscall
+    /// afterwards (see [`Kept`]): a read that an exec by another thread of the group may
+    /// have overtaken serves once, and is not kept.
+    #[test]
+    fn credentials_are_kept_only_for_a_thread_still_waiting() {
+        let me = nix::unistd::gettid().as_raw();
+        let own = creds_of(std::process::id() as i32).unwrap();
+        let mut k = Kept {
+            keeps: true,
+            ..Kept::default()
+        };
+        k.creds(me, &own, &|| false).unwrap();
+        assert!(k.last.is_none(), "kept for a notification that is gone");
+        k.creds(me, &own, &|| true).unwrap();
+        assert!(k.last.as_ref().is_some_and(|(t, _, _)| *t == me));
+        // A hit does not ask again.
+        k.creds(me, &own, &|| panic!("asked on a hit")).unwrap();
+    }
 }

@@ -880,7 +880,10 @@ fn fd_call(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<(OwnedFd, Resolved)> 
         return Ok((file, path));
     };
     if let Some(path) = t.descs.object_path(t.tid, fd, id) {
-        return Ok((file, Resolved::Path(path)));
+        // Still its name: a process outside the session may have moved it meanwhile.
+        if walk::leads_to(&path, id, w.roots()) {
+            return Ok((file, Resolved::Path(path)));
+        }
     }
     let path = match w.held_path_lasting(file.as_fd())? {
         Some((path, lasting)) => {

@@ -466,7 +466,7 @@ impl<'r> Walker<'r> {
         }
         let (path, dev) = checked(dir.as_fd(), self.roots)?.ok_or(Errno::EACCES)?;
         match self.roots.place(dir.as_fd(), &path, dev)? {
-            Place::Pid { pid, .. } if self.who.reaches(pid) => {}
+            Place::Pid { pid, .. } if self.reaches_within(pid) => {}
             Place::Proc => return Ok(None),
             Place::Pid { .. } | Place::Elsewhere | Place::Unknown => return Err(Errno::EACCES),
         }
@@ -476,6 +476,20 @@ impl<'r> Walker<'r> {
         }
         self.count_link()?;
         fsops::open_path(Some(dir.as_fd()), name, false).map(Some)
+    }
+
+    /// Whether what is under `/proc/PID` (its entries, and its magic links `fd/N`, `cwd`,
+    /// `root`, `exe`) is the target's to reach: a process of its session. In the guise of a
+    /// process with other credentials the daemon keeps the right to trace (to read the
+    /// process), which the kernel would grant on any other process of the session, even one
+    /// the process could not trace natively (a root one, for a process that dropped to
+    /// another user or dropped its capabilities): only the process's own, then.
+    fn reaches_within(&self, pid: i32) -> bool {
+        self.who.reaches(pid)
+            && (!super::creds::in_guise()
+                || pid == self.who.tgid()
+                || pid == self.who.tid
+                || crate::resolve::tgid_of(pid) == Some(self.who.tgid()))
     }
 
     /// Whether the target may reach what `path` (checked, device `dev`) names: `under` it
@@ -494,14 +508,7 @@ impl<'r> Walker<'r> {
             Place::Elsewhere | Place::Proc => Ok(place),
             // The directory itself the target may open, as natively; not what is in it.
             Place::Pid { top: true, .. } if !under => Ok(place),
-            // In the guise of a process with other credentials, the daemon keeps the right
-            // to trace (to read the process): only the process's own entries, then.
-            Place::Pid { pid, .. }
-                if self.who.reaches(pid)
-                    && (!super::creds::in_guise() || pid == self.who.tgid()) =>
-            {
-                Ok(place)
-            }
+            Place::Pid { pid, .. } if self.reaches_within(pid) => Ok(place),
             Place::Pid { .. } | Place::Unknown => Err(Errno::EACCES),
         }
     }
@@ -736,6 +743,23 @@ fn check_path(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<(PathBuf, u64)>> 
         return Err(Errno::EACCES);
     }
     Ok(Some((path, dev)))
+}
+
+/// Whether `path`, looked up afresh from the root without following any symlink, still
+/// leads to the object whose identity is `id` ([`fsops::identity`]): a decision path kept
+/// for it ([`crate::dircache`]) may have been moved away since by a process outside the
+/// session, whose renames are not seen.
+pub fn leads_to(path: &std::path::Path, id: (u64, u32, u32, u64), roots: &Roots) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let how = fsops::OpenHow {
+        flags: (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    cstr(path.as_os_str().as_bytes())
+        .and_then(|p| fsops::openat2(roots.root.as_raw_fd(), &p, &how))
+        .and_then(|found| fsops::identity(found.as_fd()))
+        .is_ok_and(|found| found == id)
 }
 
 /// The kernel's name for an object the daemon holds (`/proc/self/fd/N`), and whether it was
