@@ -28,6 +28,22 @@ pub fn read_proc<'b>(path: &str, buf: &'b mut [u8]) -> Sys<&'b str> {
     std::str::from_utf8(&buf[..n]).map_err(|_| Errno::ESRCH)
 }
 
+/// The target's file-size limit (`RLIMIT_FSIZE`, soft), `None` when it has none. Read from
+/// `/proc/TID/limits`, which anyone may read.
+pub fn fsize_limit(tid: i32) -> Sys<Option<u64>> {
+    let mut buf = [0u8; 4096];
+    let s = read_proc(&format!("/proc/{tid}/limits"), &mut buf)?;
+    let soft = s
+        .lines()
+        .find_map(|l| l.strip_prefix("Max file size"))
+        .and_then(|v| v.split_whitespace().next())
+        .ok_or(Errno::ESRCH)?;
+    match soft {
+        "unlimited" => Ok(None),
+        n => n.parse().map(Some).map_err(|_| Errno::ESRCH),
+    }
+}
+
 /// What the kernel would check and apply for the target: its umask and file-system
 /// credentials, from `/proc/TID/status`.
 #[derive(Clone, Debug, PartialEq, Eq)]

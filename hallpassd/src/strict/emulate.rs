@@ -1358,7 +1358,16 @@ impl Action {
                 .into(),
             },
             Action::Truncate { obj, len } => {
-                fsops::truncate(&walk::self_path(obj.as_fd()), *len).into()
+                // Past the process's file-size limit the kernel refuses it with EFBIG and
+                // SIGXFSZ, as it would had the process made it.
+                match super::creds::fsize_limit(tid) {
+                    Ok(Some(limit)) if *len >= 0 && *len as u64 > limit => {
+                        fsops::signal_thread(tid, libc::SIGXFSZ);
+                        Outcome::Reply(Reply::Fail(libc::EFBIG))
+                    }
+                    Ok(_) => fsops::truncate(&walk::self_path(obj.as_fd()), *len).into(),
+                    Err(e) => Outcome::Reply(Reply::Fail(e as i32)),
+                }
             }
             Action::Times { obj, times } => match obj {
                 Obj::Held(fd) if open_file(fd) => {

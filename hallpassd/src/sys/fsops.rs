@@ -299,6 +299,17 @@ pub fn file_setattr(
     unit(unsafe { libc::syscall(469, d, name.as_ptr(), attr.as_ptr(), size, flags) })
 }
 
+/// Sends `sig` to thread `tid` (of whichever process it belongs to).
+pub fn signal_thread(tid: i32, sig: i32) {
+    let Some(tgid) = crate::resolve::tgid_of(tid) else {
+        return;
+    };
+    // SAFETY: no memory is passed.
+    unsafe {
+        libc::syscall(libc::SYS_tgkill, tgid, tid, sig);
+    }
+}
+
 pub fn truncate(path: &CStr, len: i64) -> Sys<()> {
     // SAFETY: `path` is NUL-terminated.
     unit(unsafe { libc::truncate(path.as_ptr(), len) } as _)

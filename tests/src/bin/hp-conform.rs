@@ -1943,6 +1943,17 @@ fn cases() -> Vec<Case> {
     truncate(v, "truncate-same-size", "file", 6);
     truncate(v, "truncate-extend", "file", 10);
     truncate(v, "truncate-negative", "file", -1);
+    // Past the file-size limit: EFBIG (and SIGXFSZ, ignored here meanwhile).
+    add(v, "truncate-past-fsize-limit", |_| {
+        with_fsize_limit(4096, || {
+            Res::Ret(sys!(libc::SYS_truncate, cs("file").as_ptr(), 100_000i64))
+        })
+    });
+    add(v, "truncate-within-fsize-limit", |_| {
+        with_fsize_limit(4096, || {
+            Res::Ret(sys!(libc::SYS_truncate, cs("file").as_ptr(), 4096i64))
+        })
+    });
     truncate(v, "truncate-lnfile-follows", "lnfile", 1);
     truncate(v, "truncate-dir", "dir", 0);
     truncate(v, "truncate-fifo", "fifo", 0);
@@ -2912,6 +2923,32 @@ fn cases() -> Vec<Case> {
     .prep(|d| give_to_other(&d.join("ro")));
 
     std::mem::take(v)
+}
+
+/// Runs `f` with a soft file-size limit of `limit` bytes and SIGXFSZ ignored, then puts both
+/// back.
+fn with_fsize_limit(limit: u64, f: impl FnOnce() -> Res) -> Res {
+    let mut old = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit with live structs; signal with a valid disposition.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_FSIZE, &mut old), 0);
+        let new = libc::rlimit {
+            rlim_cur: limit,
+            rlim_max: old.rlim_max,
+        };
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &new), 0);
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    let r = f();
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &old), 0);
+        libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+    }
+    r
 }
 
 /// The user the credential cases switch to: nobody.
