@@ -1058,7 +1058,7 @@ impl Supervisor<'_> {
         if !valid() {
             return None;
         }
-        if exists_already(syscall, files, decision, reason) {
+        if exists_already(tid, syscall, files, decision, reason) {
             shared.info.passed.fetch_add(1, Ordering::Relaxed);
             return Some(Reply::Fail(libc::EEXIST));
         }
@@ -1611,14 +1611,23 @@ fn exe_of(tid: i32) -> String {
 /// A `mkdir` of a directory that is there already (`mkdir -p` makes one for every parent of
 /// the path) changes nothing: it fails with `EEXIST` at once, as the kernel would, instead
 /// of asking a person about `/home` or logging it. Only where no rule decided (a question,
-/// audit or unattended); a rule's answer stands. Failing a write is always safe.
-fn exists_already(syscall: &str, files: &[&Path], decision: Decision, reason: Reason) -> bool {
+/// audit or unattended); a rule's answer stands. Failing a write is always safe. Not for a
+/// process with other credentials than the daemon's: the daemon's look would tell it of a
+/// path it may not see (it then gets the question, or its prompt mode's answer).
+fn exists_already(
+    tid: i32,
+    syscall: &str,
+    files: &[&Path],
+    decision: Decision,
+    reason: Reason,
+) -> bool {
     let undecided =
         decision == Decision::Ask || matches!(reason, Reason::Audit | Reason::Unattended);
     undecided
         && matches!(syscall, "mkdir" | "mkdirat")
         && files.len() == 1
         && std::fs::symlink_metadata(files[0]).is_ok()
+        && crate::strict::creds::same_credentials(tid).is_ok()
 }
 
 #[cfg(test)]
