@@ -72,6 +72,65 @@ fn creds_of(tid: i32) -> Sys<Creds> {
     parse().ok_or(Errno::ESRCH)
 }
 
+/// The effective user and group of thread `tid` (the second fields of `Uid:` and `Gid:`).
+fn effective_ids(tid: i32) -> Sys<(u32, u32)> {
+    let mut buf = [0u8; 8192];
+    let s = read_proc(&format!("/proc/{tid}/status"), &mut buf)?;
+    let second = |name: &str| {
+        s.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+    };
+    Ok((
+        second("Uid:").ok_or(Errno::ESRCH)?,
+        second("Gid:").ok_or(Errno::ESRCH)?,
+    ))
+}
+
+/// Runs `f`, a `connect` made for thread `tid`, with that thread's effective user and group
+/// on this thread. The kernel gives the listener the connecting thread's credentials as its
+/// peer's (`SO_PEERCRED`, from the effective ids), and many services decide by them (nscd's
+/// `SHUTDOWN` and `INVALIDATE`, the D-Bus system bus, systemd's private socket): a root
+/// daemon connecting for a process that switched to another user must not show up as root.
+/// The file-system ids, groups and capabilities the thread wears ([`Guise`]) are kept.
+pub fn as_peer<T>(tid: i32, f: impl FnOnce() -> T) -> Sys<T> {
+    let own = own()?;
+    if own.creds.fsuid != 0 {
+        return Ok(f());
+    }
+    let (euid, egid) = effective_ids(tid)?;
+    let (own_euid, own_egid) = (
+        nix::unistd::geteuid().as_raw(),
+        nix::unistd::getegid().as_raw(),
+    );
+    if (euid, egid) == (own_euid, own_egid) {
+        return Ok(f());
+    }
+    let worn = thread_creds::caps()?;
+    let (fsuid, fsgid) = thread_creds::fs_ids();
+    // Put back what this thread wore before `f`: with the effective ids `uid` and `gid`.
+    let wear = |uid: u32, gid: u32| -> Sys<()> {
+        // The daemon's own capabilities first (raising the effective within the permitted
+        // needs none): changing ids needs CAP_SETUID and CAP_SETGID.
+        thread_creds::set_caps(&own.caps)?;
+        thread_creds::set_egid(gid)?;
+        thread_creds::set_euid(uid)?;
+        // Leaving effective user 0 cleared the effective capabilities: back, for setfs*id.
+        thread_creds::set_caps(&own.caps)?;
+        if !thread_creds::set_fsuid(fsuid) || !thread_creds::set_fsgid(fsgid) {
+            return Err(Errno::EPERM);
+        }
+        thread_creds::set_caps(&worn)
+    };
+    let r = wear(euid, egid).map(|()| f());
+    if wear(own_euid, own_egid).is_err() {
+        eprintln!("hallpassd: a thread could not take back the daemon's credentials: exiting");
+        std::process::abort();
+    }
+    r
+}
+
 /// The daemon's own credentials and capabilities, as it started.
 struct Own {
     creds: Creds,
@@ -116,6 +175,9 @@ impl Guise {
         IN_GUISE.with(|g| g.set(true));
         // From here, dropping puts back whatever was changed.
         let guise = Guise(());
+        // A thread started by one in guise (a blocking connect or FIFO open, performed
+        // apart) starts with that guise's rights: the daemon's own first, to change ids.
+        thread_creds::set_caps(&own.caps)?;
         thread_creds::set_groups(&c.groups)?;
         if !thread_creds::set_fsgid(c.fsgid) || !thread_creds::set_fsuid(c.fsuid) {
             return Err(Errno::EPERM);

@@ -1423,7 +1423,7 @@ impl Action {
                 .into(),
             },
             Action::BindAddr { sock, addr } => fsops::bind(sock.as_fd(), addr).into(),
-            Action::Connect(c) => c.perform().into(),
+            Action::Connect(c) => c.perform(tid).into(),
             Action::Bind { sock, entry, addr } => {
                 // The name alone, from the held directory made this thread's cwd: the socket
                 // is made in that very directory.

@@ -39,6 +39,41 @@ pub fn set_fsgid(gid: libc::gid_t) -> bool {
     }
 }
 
+/// Sets this thread's effective user (`setresuid(-1, uid, -1)`), which also sets its
+/// file-system user; leaving 0 clears the effective capabilities, coming back to 0 restores
+/// them from the permitted (which stay while the real user is 0).
+pub fn set_euid(uid: libc::uid_t) -> Sys<()> {
+    // SAFETY: no memory is passed.
+    let r = unsafe { libc::syscall(libc::SYS_setresuid, u32::MAX, uid, u32::MAX) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// Sets this thread's effective group (`setresgid(-1, gid, -1)`), and its file-system group.
+pub fn set_egid(gid: libc::gid_t) -> Sys<()> {
+    // SAFETY: no memory is passed.
+    let r = unsafe { libc::syscall(libc::SYS_setresgid, u32::MAX, gid, u32::MAX) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// This thread's file-system user and group now.
+pub fn fs_ids() -> (libc::uid_t, libc::gid_t) {
+    // SAFETY: no memory is passed; -1 changes nothing and returns the current value.
+    unsafe {
+        (
+            libc::syscall(libc::SYS_setfsuid, u32::MAX) as libc::uid_t,
+            libc::syscall(libc::SYS_setfsgid, u32::MAX) as libc::gid_t,
+        )
+    }
+}
+
 /// A thread's capability sets, one bit per capability.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Caps {
