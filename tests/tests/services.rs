@@ -601,3 +601,144 @@ fn a_service_sees_the_user_the_process_switched_to() {
         "native, then strict mode"
     );
 }
+
+/// Regression: `sock_diag` dumps the daemon's network namespace only, while a socket file
+/// reaches its listener in any. A service started in another one (a container's,
+/// `unshare -n`, a systemd unit with `PrivateNetwork=`) was taken for "nothing listens there"
+/// and let through.
+#[test]
+fn a_service_in_another_network_namespace_is_decided_too() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("svc-netns", v);
+        let sock = s.outside.join("svc.sock");
+        let listen = format!("UNIX-LISTEN:{},fork", sock.display());
+        // Root makes a network namespace; the user, one in a user namespace of its own.
+        let unshare = match v.who {
+            Who::Me if am_root() => "-n",
+            _ => "-rn",
+        };
+        let probe = s
+            .command("unshare")
+            .args([unshare, "true"])
+            .status()
+            .unwrap();
+        if !probe.success() {
+            eprintln!("SKIP {v:?}: unshare {unshare} fails here");
+            continue;
+        }
+        let _svc = start(
+            &s,
+            "unshare",
+            &[unshare, "socat", &listen, "EXEC:/bin/sh"],
+            &sock,
+        );
+        let f = |n: &str| s.home.join(n);
+        run_session(&s, &["--prompt=deny"], &ask_service(&sock, &f("lite")));
+        assert!(appears(&f("lite")), "{v:?}: the control failed");
+        let out = run_session(
+            &s,
+            &["--mode=strict", "--prompt=deny"],
+            &ask_service(&sock, &f("strict")),
+        );
+        assert!(
+            stdout(&out).contains("rc=1"),
+            "{v:?}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(
+            !appears(&f("strict")),
+            "{v:?}: a service of another network namespace was reached"
+        );
+    }
+}
+
+/// Regression: a root daemon connected for a process that switched to another user with its
+/// own effective user and group, root: the listener saw root as its peer (`SO_PEERCRED`),
+/// and a service that trusts root (nscd's SHUTDOWN, the D-Bus system bus) did for the user
+/// what only root may. Blocking and non-blocking connects (the first is made on a thread of
+/// its own, which failed with EPERM when the process had other credentials).
+#[test]
+fn a_connection_shows_the_process_user_to_the_service() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    if !am_root() {
+        eprintln!("SKIP a_connection_shows_the_process_user_to_the_service: needs root");
+        return;
+    }
+    let Some((uid, gid)) = uid_gid_of(TEST_USER) else {
+        eprintln!("SKIP a_connection_shows_the_process_user_to_the_service: needs {TEST_USER}");
+        return;
+    };
+    let v = variants()
+        .into_iter()
+        .find(|v| !v.lend && v.who == Who::Me)
+        .unwrap();
+    let s = Scratch::new("svc-peercred", v);
+    let sock = s.outside.join("peer.sock");
+    let l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    std::fs::set_permissions(&sock, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
+    // This test's thread is the service, outside any session: it notes each peer's ids,
+    // until this test itself connects, when the sessions are over.
+    let me = std::process::id() as i32;
+    let peers = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        loop {
+            let (mut c, _) = l.accept().unwrap();
+            let mut cred = libc::ucred {
+                pid: 0,
+                uid: 0,
+                gid: 0,
+            };
+            let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+            // SAFETY: a ucred and its length.
+            let r = unsafe {
+                libc::getsockopt(
+                    c.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_PEERCRED,
+                    (&mut cred as *mut libc::ucred).cast(),
+                    &mut len,
+                )
+            };
+            assert_eq!(r, 0);
+            if cred.pid == me {
+                return seen;
+            }
+            let _ = c.read(&mut [0u8; 16]);
+            seen.push((cred.uid, cred.gid));
+        }
+    });
+    let sockp = sock.display().to_string();
+    let allow = format!("--allow-service={sockp}");
+    let script = format!(
+        "socat -u /dev/null UNIX-CONNECT:{sockp}; socat -u /dev/null UNIX-CONNECT:{sockp},nonblock; \
+         setpriv --reuid=0 --regid=0 --clear-groups -- true"
+    );
+    let mut c = s.hallpass(["--mode=strict", "--prompt=deny", &allow, "--"]);
+    c.args([
+        "setpriv",
+        &format!("--reuid={uid}"),
+        &format!("--regid={gid}"),
+        "--clear-groups",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    let out = run_with_deadline(&mut c, Duration::from_secs(60));
+    // And root's own, unchanged.
+    let mut c = s.hallpass(["--mode=strict", "--prompt=deny", &allow, "--"]);
+    c.args(["socat", "-u", "/dev/null", &format!("UNIX-CONNECT:{sockp}")]);
+    let out2 = run_with_deadline(&mut c, Duration::from_secs(60));
+    drop(std::os::unix::net::UnixStream::connect(&sock).unwrap());
+    let seen = peers.join().unwrap();
+    assert_eq!(
+        seen,
+        vec![(uid, gid), (uid, gid), (0, 0)],
+        "{}{}{}",
+        stderr(&out),
+        stdout(&out2),
+        stderr(&out2)
+    );
+}

@@ -110,16 +110,21 @@ pub fn settle(c: &mut Connect, session: i32, allowed: impl FnOnce() -> bool) -> 
     let in_session =
         |h: &[i32]| !h.is_empty() && h.iter().all(|&p| crate::resolve::descends_from(p, session));
     match service::holders(name) {
-        // Nothing listens on the file, and nothing can come to listen on that inode: the
-        // kernel's ECONNREFUSED. (An abstract name may be bound meanwhile: decided.)
-        Some(Listener::Nobody) if matches!(name, Name::File { .. }) => Settled::Pass,
+        // No socket of the daemon's network namespace is bound to the file. That is not
+        // "nothing listens": sock_diag dumps one namespace, while a socket file reaches its
+        // listener in any (a container's, `unshare -n`, a service with PrivateNetwork=):
+        // decided, as a listener the daemon cannot see is (below).
         Some(Listener::Held(h)) if in_session(&h) => Settled::Pass,
         Some(Listener::Held(h)) => {
             c.service = service::describe(&h);
             Settled::Decide
         }
         Some(Listener::Nobody) => {
-            c.service = "nothing listens there yet".into();
+            c.service = match name {
+                Name::File { .. } => "no listener hallpass can see (another network namespace?)",
+                Name::Abstract(_) => "nothing listens there yet",
+            }
+            .into();
             Settled::Decide
         }
         None => {
@@ -144,7 +149,9 @@ impl Connect {
         fsops::getfl(self.sock.as_fd()).is_ok_and(|f| f & libc::O_NONBLOCK == 0)
     }
 
-    /// Connects the process's socket, this thread acting as the process.
+    /// Connects the process's socket. The thread that does it wears the process's
+    /// credentials where they differ from the daemon's ([`crate::strict::creds::Guise`]),
+    /// its effective user and group among them: what the listener sees of its peer.
     pub fn perform(&self) -> Sys<()> {
         match &self.to {
             To::Addr(a) | To::Abstract(a) => fsops::connect(self.sock.as_fd(), a),

@@ -139,8 +139,8 @@ impl Guise {
         IN_GUISE.with(|g| g.set(true));
         // From here, dropping puts back whatever was changed.
         let guise = Guise(());
-        // The daemon's capabilities first: a thread started by one in guise (a FIFO's open,
-        // performed apart) starts in that guise, without the right to change its groups.
+        // A thread started by one in guise (a blocking connect or FIFO open, performed
+        // apart) starts with that guise's rights: the daemon's own first, to change ids.
         thread_creds::set_caps(&own.caps)?;
         thread_creds::set_groups(&c.groups)?;
         // The effective ids first, so a connection the daemon makes shows the service the
