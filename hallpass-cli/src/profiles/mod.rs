@@ -140,6 +140,25 @@ pub fn expand(
     Ok(p)
 }
 
+/// Refuses a path that holds the whole home directory (`~`, `/home`, `/`): a profile names a
+/// tool's own directories, and a variable set to `$HOME` by mistake must not allow all of it.
+fn not_too_wide(path: PathBuf, home: &Path) -> Result<PathBuf, String> {
+    if path
+        .components()
+        .any(|c| c == std::path::Component::ParentDir)
+    {
+        return Err("has a `..` in it: name the directory itself".into());
+    }
+    let normal: PathBuf = path.components().collect();
+    if home.starts_with(&normal) {
+        return Err(format!(
+            "would allow {}, which holds your whole home directory: name a directory inside it",
+            normal.display()
+        ));
+    }
+    Ok(path)
+}
+
 /// Replaces `${VAR}` and `${VAR:-default}`; an unset or empty VAR takes the default.
 fn vars(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::new();
@@ -203,11 +222,13 @@ pub fn apply(p: &Profile, home: &Path, denied: &[PathBuf]) -> Result<Applied, Pr
         dropped: Vec::new(),
     };
     for raw in &p.allow {
-        let path = expand(raw, home, &env).map_err(|why| ProfileError::Path {
-            profile: p.name.clone(),
-            raw: raw.clone(),
-            why,
-        })?;
+        let path = expand(raw, home, &env)
+            .and_then(|path| not_too_wide(path, home))
+            .map_err(|why| ProfileError::Path {
+                profile: p.name.clone(),
+                raw: raw.clone(),
+                why,
+            })?;
         if denied.iter().any(|d| path.starts_with(d)) {
             a.dropped.push(path);
         } else if !a.paths.contains(&path) {
@@ -288,6 +309,32 @@ mod tests {
             "EMPTY" => Some(String::new()),
             _ => None,
         }
+    }
+
+    #[test]
+    fn a_path_that_holds_the_home_directory_is_refused() {
+        let h = Path::new("/home/me");
+        let p = |allow: &str| Profile {
+            name: "wide".into(),
+            about: String::new(),
+            allow: vec![allow.into()],
+            origin: Origin::File(PathBuf::from("/x.toml")),
+        };
+        for wide in [
+            "~",
+            "~/",
+            "/home",
+            "/",
+            "/home/me/.",
+            "${NOT_SET_ANYWHERE:-~}",
+        ] {
+            let e = apply(&p(wide), h, &[]).unwrap_err().to_string();
+            assert!(e.contains("whole home directory"), "{wide}: {e}");
+        }
+        let up = apply(&p("~/.tool/.."), h, &[]).unwrap_err().to_string();
+        assert!(up.contains("`..`"), "{up}");
+        let ok = apply(&p("~/.tool"), h, &[]).unwrap();
+        assert_eq!(ok.paths, [PathBuf::from("/home/me/.tool")]);
     }
 
     #[test]
