@@ -242,7 +242,7 @@ impl<'r> Walker<'r> {
         }
     }
 
-    pub fn roots(&self) -> &Roots {
+    pub fn roots(&self) -> &'r Roots {
         self.roots
     }
 
