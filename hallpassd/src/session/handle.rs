@@ -1,0 +1,382 @@
+//! One notification, lite mode's way: decoded, decided by the policy (or asked), logged, and
+//! answered; strict mode's go to `strict.rs`.
+
+use super::*;
+
+/// The executable of thread `tid`, or "" if it cannot be read.
+fn exe_of(tid: i32) -> String {
+    std::fs::read_link(format!("/proc/{tid}/exe"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// A `mkdir` of a directory that is there already (`mkdir -p` makes one for every parent of
+/// the path) changes nothing: it fails with `EEXIST` at once, as the kernel would, instead
+/// of asking a person about `/home` or logging it. Only where no rule decided (a question,
+/// audit or unattended); a rule's answer stands. Failing a write is always safe. Not for a
+/// process with other credentials than the daemon's: the daemon's look would tell it of a
+/// path it may not see (it then gets the question, or its prompt mode's answer).
+fn exists_already(
+    tid: i32,
+    syscall: &str,
+    files: &[&Path],
+    decision: Decision,
+    reason: Reason,
+) -> bool {
+    let undecided =
+        decision == Decision::Ask || matches!(reason, Reason::Audit | Reason::Unattended);
+    undecided
+        && matches!(syscall, "mkdir" | "mkdirat")
+        && files.len() == 1
+        && std::fs::symlink_metadata(files[0]).is_ok()
+        && crate::strict::creds::same_credentials(tid).is_ok()
+}
+
+impl Supervisor<'_> {
+    pub(super) fn handle(&mut self, listener: BorrowedFd<'_>, n: &seccomp::Notif) {
+        let shared = self.shared.clone();
+        let info = &*shared.info;
+        info.notifications.fetch_add(1, Ordering::Relaxed);
+        let tid = n.pid as i32;
+        if self.failing {
+            let _ = seccomp::send(listener, n.id, Reply::Fail(libc::EACCES));
+            return;
+        }
+        let sc = self.decoder.syscall(n);
+        // Whatever this thread did before is done; a rename may move directories kept, a
+        // removal take the name an object kept was decided by.
+        self.dircache.noted(tid);
+        if let Some(sc) = sc.filter(|sc| crate::syscalls::changes_names(sc.name)) {
+            if crate::syscalls::renames(sc.name) {
+                self.dircache.moving(tid);
+            } else if self.strict {
+                self.dircache.unnaming(tid);
+            }
+        }
+        if self.strict {
+            crate::strict::creds::noted(tid);
+            return self.handle_strict(listener, n);
+        }
+        let kind = sc.map(|sc| sc.kind);
+        if matches!(kind, Some(crate::syscalls::Kind::OwnDomain)) {
+            // A process makes a Landlock domain of its own (a sandbox: Codex's, say). It
+            // binds the process, not the daemon: nothing more is performed for the session,
+            // or an openat2 or bind would escape it. The kernel makes them again, within the
+            // domain. Noted before the domain is made, so nothing slips in between.
+            if self.performs {
+                self.performs = false;
+                eprintln!(
+                    "hallpassd: session {}: pid {tid} makes a Landlock domain of its own: its binds and openat2 are left to the kernel from now on",
+                    info.id
+                );
+            }
+            info.passed.fetch_add(1, Ordering::Relaxed);
+            let _ = seccomp::send(listener, n.id, Reply::Continue);
+            return;
+        }
+        // Lite mode performs binds and openat2 too, as strict mode does: they are rare, and
+        // their arguments are in memory the kernel would read again (an abstract address
+        // swapped for a path, read-only flags for writing ones, would write unchecked). Not
+        // for a process with other credentials than the daemon's (a root daemon's process
+        // that dropped them, a launcher with other groups), which must not act with the
+        // daemon's power: those the kernel makes, as before.
+        let in_memory = matches!(
+            kind,
+            Some(crate::syscalls::Kind::Bind { .. } | crate::syscalls::Kind::Openat2 { .. })
+        );
+        if in_memory
+            && self.performs
+            && self.roots.is_some()
+            && crate::strict::creds::same_credentials(tid).is_ok()
+        {
+            return self.handle_strict(listener, n);
+        }
+        let op = self.decoder.decode(n, &mut self.mem, &mut self.lender);
+        // Only a valid notification proves that the memory read was the caller's. The kernel
+        // refuses a reply to one that died meanwhile (ENOENT), so a silent answer needs no
+        // check; anything with an effect beyond the reply (a log line, a question) checks
+        // first. This saves an ioctl on the hot path: a write inside the project.
+        let valid = || seccomp::id_valid(listener, n.id);
+        let reply = match op {
+            Ok(Op::Pass { exec }) => {
+                if exec {
+                    self.mem.forget(tid);
+                }
+                info.passed.fetch_add(1, Ordering::Relaxed);
+                Reply::Continue
+            }
+            Ok(Op::Refuse(e)) => {
+                info.denied.fetch_add(1, Ordering::Relaxed);
+                Reply::Fail(e)
+            }
+            Ok(Op::Connect { path, name }) => {
+                if valid() {
+                    self.log_connect(tid, &path, name.as_ref());
+                }
+                info.passed.fetch_add(1, Ordering::Relaxed);
+                Reply::Continue
+            }
+            Ok(Op::Write { syscall, paths }) => {
+                match self.decide(n, syscall, &paths, &valid, &mut None) {
+                    Some(r) => r,
+                    None => return,
+                }
+            }
+            // The arguments name nothing the kernel could write either (a bad descriptor, a
+            // symlink loop, a path too long, a bad pointer, an empty path): its own error.
+            Err(crate::decode::DecodeError::Read { source, .. })
+                if source.raw_os_error().is_some_and(|e| {
+                    [
+                        libc::ENOENT,
+                        libc::EBADF,
+                        libc::ELOOP,
+                        libc::ENAMETOOLONG,
+                        libc::EFAULT,
+                        libc::ENOTDIR,
+                    ]
+                    .contains(&e)
+                }) =>
+            {
+                info.passed.fetch_add(1, Ordering::Relaxed);
+                Reply::Fail(source.raw_os_error().unwrap_or(libc::EACCES))
+            }
+            Err(e) => {
+                if !valid() {
+                    return;
+                }
+                let syscall = match &e {
+                    crate::decode::DecodeError::Read { syscall, .. }
+                    | crate::decode::DecodeError::Unsupported { syscall, .. } => syscall,
+                    _ => "?",
+                };
+                info.denied.fetch_add(1, Ordering::Relaxed);
+                eprintln!("hallpassd: session {}: pid {tid}: {e}", info.id);
+                self.record(
+                    tid,
+                    syscall,
+                    &format!("({e})"),
+                    Decision::Deny,
+                    Reason::Unresolved,
+                );
+                Reply::Fail(libc::EACCES)
+            }
+        };
+        match seccomp::send(listener, n.id, reply) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+            Err(e) => eprintln!(
+                "hallpassd: session {}: answering a notification: {e}",
+                info.id
+            ),
+        }
+    }
+
+    /// The answer to a write; `None` when there is none to send now: the notification died
+    /// before anything was written about it, or it waits for a person.
+    ///
+    /// In strict mode `action` is the write to perform: `Continue` then means "perform it",
+    /// and a question takes it along to perform once answered.
+    pub(super) fn decide(
+        &mut self,
+        n: &seccomp::Notif,
+        syscall: &'static str,
+        paths: &[Resolved],
+        valid: &dyn Fn() -> bool,
+        action: &mut Option<Action>,
+    ) -> Option<Reply> {
+        let tid = n.pid as i32;
+        // One or two paths (a rename, a link): on the stack.
+        let mut kept: [&Path; 2] = [Path::new(""); 2];
+        let mut count = 0;
+        let mut more: Vec<&Path> = Vec::new();
+        for r in paths {
+            match r {
+                Resolved::Path(p) if !self.own_proc(tid, p) => {
+                    if count < kept.len() {
+                        kept[count] = p;
+                        count += 1;
+                    } else {
+                        more.push(p);
+                    }
+                }
+                // A pipe or socket reopened through /proc/self/fd, or the writer's own /proc
+                // entries: nothing on disk.
+                _ => {}
+            }
+        }
+        let files: &[&Path] = if more.is_empty() {
+            &kept[..count]
+        } else {
+            more.splice(0..0, kept[..count].iter().copied());
+            &more
+        };
+        let shared = &*self.shared;
+        if files.is_empty() {
+            shared.count(Decision::Allow);
+            return Some(Reply::Continue);
+        }
+        let rules = self.questions.rules().current();
+        let (decision, reason, i) = shared.decide(syscall, files, &rules);
+        if reason == Reason::Implicit {
+            shared.count(decision);
+            return Some(if decision == Decision::Allow {
+                Reply::Continue
+            } else {
+                Reply::Fail(libc::EACCES)
+            });
+        }
+        if !valid() {
+            return None;
+        }
+        if exists_already(tid, syscall, files, decision, reason) {
+            shared.info.passed.fetch_add(1, Ordering::Relaxed);
+            return Some(Reply::Fail(libc::EEXIST));
+        }
+        if decision == Decision::Ask {
+            // Every path that needs an answer is shown (both of a rename, say): the answer
+            // applies to the whole syscall.
+            let undecided = shared.undecided(syscall, files, &rules);
+            let all: Vec<PathBuf> = files.iter().map(|p| p.to_path_buf()).collect();
+            if self.ask(n, syscall, &undecided, all, action) {
+                return None;
+            }
+            self.record(
+                tid,
+                syscall,
+                &files[i].to_string_lossy(),
+                Decision::Deny,
+                Reason::Unresolved,
+            );
+            shared.count(Decision::Deny);
+            return Some(Reply::Fail(libc::EACCES));
+        }
+        self.record(tid, syscall, &files[i].to_string_lossy(), decision, reason);
+        shared.count(decision);
+        Some(if decision == Decision::Allow {
+            Reply::Continue
+        } else {
+            Reply::Fail(libc::EACCES)
+        })
+    }
+
+    /// Publishes a question about this write; the notification waits for its answer.
+    /// `false` when the question could not be kept (the journal is full): then deny.
+    pub(super) fn ask(
+        &self,
+        n: &seccomp::Notif,
+        syscall: &'static str,
+        paths: &[PathBuf],
+        all: Vec<PathBuf>,
+        action: &mut Option<Action>,
+    ) -> bool {
+        let Some((path, also)) = paths.split_first() else {
+            return false;
+        };
+        let tid = n.pid as i32;
+        let shared = &self.shared;
+        let pid = tgid_of(tid).unwrap_or(tid);
+        let top = shared.info.pid.load(Ordering::Relaxed);
+        let q = Question {
+            id: 0,
+            session_id: shared.info.id,
+            command: shared.info.argv.clone(),
+            pid,
+            name: crate::ask::comm(pid).unwrap_or_default(),
+            exe: exe_of(tid),
+            syscall: syscall.into(),
+            path: path.to_string_lossy().into_owned(),
+            also: also
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
+            chain: crate::ask::chain(pid, top),
+            // A service is its socket, not the directory it is in.
+            scope: match action {
+                Some(Action::Connect(_)) => path.to_string_lossy().into_owned(),
+                _ => crate::scope::suggest(path, &shared.home)
+                    .to_string_lossy()
+                    .into_owned(),
+            },
+            service: match action {
+                Some(Action::Connect(c)) => c.service.clone(),
+                _ => String::new(),
+            },
+            timed_secs: shared.timed_secs(),
+            asked_ms: crate::ask::now_ms(),
+            number: 0,
+        };
+        if self
+            .questions
+            .ask(shared, n, q, all, action.take())
+            .is_err()
+        {
+            eprintln!(
+                "hallpassd: session {}: the session journal is full: a write that needs an answer is denied",
+                shared.info.id
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Lite mode: logs a connection to a service outside the session (reason `service`); not
+    /// one to a socket in the project or `$TMPDIR`, nor between the session's processes.
+    pub(super) fn log_connect(
+        &self,
+        tid: i32,
+        path: &Resolved,
+        name: Option<&crate::service::Name>,
+    ) {
+        let Resolved::Path(p) = path else { return };
+        let rules = self.questions.rules().current();
+        if self.shared.decide("connect", &[p], &rules).1 == Reason::Implicit {
+            return;
+        }
+        let session = self.shared.info.pid.load(Ordering::Relaxed);
+        let holders = match name.and_then(crate::service::holders) {
+            Some(crate::service::Listener::Held(h)) => h,
+            _ => Vec::new(),
+        };
+        if !holders.is_empty()
+            && holders
+                .iter()
+                .all(|&h| crate::resolve::descends_from(h, session))
+        {
+            return;
+        }
+        let shown = p.to_string_lossy();
+        self.record(tid, "connect", &shown, Decision::Allow, Reason::Service);
+    }
+
+    /// Whether `p` is one of the writer's own `/proc/PID/` entries (`comm`, `attr/...`),
+    /// which are not files on disk. Not its magic links (`fd/N`, `cwd`, `root`, `exe`,
+    /// `map_files/...`): one of those still here was not resolved (the descriptor closed
+    /// meanwhile, say) and could name anything by the time the kernel follows it.
+    pub(super) fn own_proc(&self, tid: i32, p: &Path) -> bool {
+        // Resolved paths are normalized: one test of their bytes rules out nearly all.
+        if !p.as_os_str().as_bytes().starts_with(b"/proc/") {
+            return false;
+        }
+        let Some(pid) = proc_pid(p) else { return false };
+        if pid != tid && Some(pid) != tgid_of(tid) {
+            return false;
+        }
+        let magic = ["fd", "cwd", "root", "exe", "map_files"];
+        !p.components()
+            .skip(3)
+            .any(|c| c.as_os_str().to_str().is_some_and(|c| magic.contains(&c)))
+    }
+
+    pub(super) fn record(
+        &self,
+        tid: i32,
+        syscall: &str,
+        path: &str,
+        decision: Decision,
+        reason: Reason,
+    ) {
+        let pid = tgid_of(tid).unwrap_or(tid);
+        self.shared
+            .record(pid, &exe_of(tid), syscall, path, decision, reason);
+    }
+}

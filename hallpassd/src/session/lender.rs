@@ -1,0 +1,51 @@
+//! Borrowing from the launcher what the daemon may not open itself (Yama): a thread's
+//! `/proc/TID/mem`, a copy of one of its descriptors.
+
+use super::*;
+
+/// Lends through the launcher's connection: the daemon asks, the launcher opens
+/// `/proc/TID/mem` (it is an ancestor of every supervised process) and sends it back.
+pub(super) struct ControlLender<'a>(pub(super) &'a UnixStream);
+
+impl Lender for ControlLender<'_> {
+    fn lend(&mut self, tid: i32) -> io::Result<File> {
+        Ok(File::from(self.ask(LendRequest {
+            tid,
+            take_fd: false,
+            fd: 0,
+        })?))
+    }
+
+    fn lend_fd(&mut self, tid: i32, fd: i32) -> io::Result<OwnedFd> {
+        self.ask(LendRequest {
+            tid,
+            take_fd: true,
+            fd,
+        })
+    }
+}
+
+impl ControlLender<'_> {
+    fn ask(&mut self, req: LendRequest) -> io::Result<OwnedFd> {
+        let tid = req.tid;
+        let req = ControlReply {
+            kind: Some(control_reply::Kind::Lend(req)),
+        };
+        control::send(self.0, &req, &[])?;
+        let (msg, mut fds) = control::recv::<ControlRequest>(self.0)?;
+        match msg.kind {
+            Some(hallpass_proto::control_request::Kind::Lent(l))
+                if l.tid == tid && l.error == 0 && fds.len() == 1 =>
+            {
+                Ok(fds.remove(0))
+            }
+            Some(hallpass_proto::control_request::Kind::Lent(l)) if l.error != 0 => {
+                Err(io::Error::from_raw_os_error(l.error))
+            }
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "unexpected reply to a lend request",
+            )),
+        }
+    }
+}

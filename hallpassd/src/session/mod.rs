@@ -1,0 +1,265 @@
+//! A session: the policy built from the launcher's `OpenSession`, and the supervisor thread
+//! that answers the session's seccomp notifications.
+//!
+//! Each session has a thread of its own that receives each notification, decodes it, decides
+//! and answers, so the common case (a write inside the project) costs no hop between threads;
+//! only the thread that wrote waits for its answer. Here: what a session is and shares with
+//! the API ([`Info`], [`Shared`]); `setup.rs` opens one; `supervisor.rs` is its receiving
+//! loop; `handle.rs` decides one notification (lite mode, and what both modes share),
+//! `strict.rs` strict mode's; `perform.rs` performs writes on threads of their own;
+//! `lender.rs` borrows from the launcher what the daemon may not open itself.
+
+mod handle;
+mod lender;
+mod perform;
+mod setup;
+mod strict;
+mod supervisor;
+
+use lender::ControlLender;
+pub use perform::perform_later;
+pub use setup::open;
+pub use supervisor::supervise;
+use supervisor::Supervisor;
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use hallpass_proto::{
+    control, control_reply, ControlReply, ControlRequest, LendRequest, OpenSession, PromptMode,
+    Question,
+};
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+
+use crate::ask::Questions;
+use crate::decode::{Decoder, Op};
+use crate::dircache::DirCache;
+use crate::journal::Journal;
+use crate::log::{now_rfc3339, Log, Record};
+use crate::mem::{Lender, Memory};
+use crate::policy::{
+    boot_time, Answered, Decision, PathSet, Policy, Prompt, Reason, IMPLICIT_DEVICES,
+};
+use crate::resolve::{canonicalize_lenient, proc_pid, tgid_of, Resolved};
+use crate::rules::Rules;
+use crate::strict::emulate::{self, Action, Outcome, Prepared};
+use crate::strict::walk::Roots;
+use crate::sys::seccomp::{self, Reply};
+use crate::syscalls::{Arch, Kind};
+
+/// What the daemon shows of a session, shared with the status API.
+#[derive(Debug)]
+pub struct Info {
+    pub id: u64,
+    pub argv: Vec<String>,
+    pub cwd: String,
+    pub launcher_pid: i32,
+    pub pid: AtomicI32,
+    pub prompt: i32,
+    pub mode: i32,
+    pub started: Instant,
+    pub live: AtomicBool,
+    pub notifications: AtomicU64,
+    pub allowed: AtomicU64,
+    pub denied: AtomicU64,
+    pub passed: AtomicU64,
+    /// Questions asked (a write no rule decided, in `--prompt=ask`).
+    pub questions: AtomicU64,
+    /// Strict mode: the command runs in a Landlock domain of the static allowlist.
+    pub landlock: AtomicBool,
+    /// The profiles the session uses, as the launcher sent them (for `hallpass status`).
+    pub profiles: Vec<hallpass_proto::ProfileUse>,
+}
+
+/// Why a session could not be opened: one line for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("{0}")]
+    Refused(String),
+    #[error("cannot make the session's TMPDIR in {dir}: {source}")]
+    Tmpdir { dir: PathBuf, source: io::Error },
+    #[error("invalid path {path}: {source}")]
+    Path { path: String, source: io::Error },
+    #[error("cannot resume with TMPDIR {0}: not a hallpass session directory of this user")]
+    Resume(String),
+}
+
+/// A session between `OpenSession` and `Attach`.
+pub struct Pending {
+    pub info: Arc<Info>,
+    pub policy: Policy,
+    pub tmpdir: Option<PathBuf>,
+    pub lend: bool,
+    /// How long a timed answer ([t]) lasts.
+    pub timed_for: Duration,
+    pub home: PathBuf,
+    /// A running session registered again (its daemon died): `tmpdir` is its own, kept.
+    pub resumed: bool,
+    /// Strict mode: the daemon performs each write itself.
+    pub strict: bool,
+    /// The launcher has the daemon's credentials (a root daemon checks each process
+    /// instead), so the daemon may perform for the session's processes: always in strict
+    /// mode, which needs it; in lite mode, without it, binds and `openat2` are left to the
+    /// kernel as they were.
+    pub performs: bool,
+    /// The session's terminals, as the launcher named them.
+    pub ttys: Vec<PathBuf>,
+}
+
+/// What `Attach` brought.
+pub struct Attached {
+    pub listener: OwnedFd,
+    pub log: Option<File>,
+    pub journal: Option<Journal>,
+    /// Decide again what the journal held (a previous daemon died).
+    pub resume: bool,
+    /// Strict mode: the paths the command's Landlock domain may write, as the launcher made
+    /// it (checked against the policy's [`Policy::landlock_roots`]).
+    pub landlock: Vec<PathBuf>,
+}
+
+/// Default length of a timed answer ([t]): 5 minutes.
+pub const TIMED_DEFAULT: Duration = Duration::from_secs(300);
+
+/// The paths of hallpass itself that no session may write.
+pub struct Protected {
+    /// The daemon's binary and runtime directory.
+    pub daemon: Vec<PathBuf>,
+}
+
+/// What a session shares between its supervisor thread and whoever answers its questions.
+pub struct Shared {
+    pub info: Arc<Info>,
+    policy: Policy,
+    listener: OwnedFd,
+    log: Mutex<Option<Log>>,
+    /// Timed grants ([t], and [a] when the rules file cannot be written): scope and expiry.
+    timed: Mutex<Vec<(PathBuf, Duration)>>,
+    timed_for: Duration,
+    home: PathBuf,
+    /// Where the notifications held are noted, for the next daemon if this one dies.
+    journal: Option<Journal>,
+    /// Strict-mode opens waiting for a FIFO's other end.
+    waiting: std::sync::atomic::AtomicUsize,
+    /// The session's terminals.
+    ttys: Vec<PathBuf>,
+    /// Strict mode: what the command's Landlock domain lets it write. The kernel makes the
+    /// writes the policy allows inside it; the daemon performs the rest.
+    landlock: PathSet,
+}
+
+impl Shared {
+    pub fn journal(&self) -> Option<&Journal> {
+        self.journal.as_ref()
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// The decision for `syscall` writing `files` under the session's policy, the lasting
+    /// `rules` and the session's timed grants; and the index of the path that decided.
+    /// Renaming, removing or linking over a parent directory of a denied path is denied too
+    /// ([`Policy::decide_syscall`]).
+    pub fn decide(
+        &self,
+        syscall: &str,
+        files: &[&Path],
+        rules: &Rules,
+    ) -> (Decision, Reason, usize) {
+        let timed = self.timed.lock().unwrap();
+        let answered = Answered {
+            never: &rules.never,
+            always: &rules.always,
+            timed: &timed,
+            now: boot_time(),
+        };
+        let call = crate::policy::Call {
+            names: crate::syscalls::changes_names(syscall),
+            content: crate::syscalls::writes_content(syscall),
+            connect: crate::syscalls::connects(syscall),
+        };
+        self.policy.decide_syscall(files, call, &answered)
+    }
+
+    /// Those of `files` that no rule decides: what a question must show.
+    fn undecided(&self, syscall: &str, files: &[&Path], rules: &Rules) -> Vec<PathBuf> {
+        files
+            .iter()
+            .filter(|p| self.decide(syscall, &[p], rules).0 == Decision::Ask)
+            .map(|p| p.to_path_buf())
+            .collect()
+    }
+
+    /// The seccomp listener, to answer the session's notifications from any thread.
+    pub fn listener(&self) -> BorrowedFd<'_> {
+        self.listener.as_fd()
+    }
+
+    pub fn timed_secs(&self) -> u32 {
+        self.timed_for.as_secs().try_into().unwrap_or(u32::MAX)
+    }
+
+    /// Allows `scope` for the timed-answer duration.
+    pub fn grant_for_a_while(&self, scope: PathBuf) {
+        let now = boot_time();
+        let until = now + self.timed_for;
+        let mut t = self.timed.lock().unwrap();
+        t.retain(|(_, u)| *u > now);
+        t.push((scope, until));
+    }
+
+    /// Allows `scope` until the session ends.
+    pub fn grant_for_the_session(&self, scope: PathBuf) {
+        // A century: longer than any session, and no overflow.
+        let until = boot_time() + Duration::from_secs(100 * 365 * 86_400);
+        self.timed.lock().unwrap().push((scope, until));
+    }
+
+    pub fn count(&self, d: Decision) {
+        match d {
+            Decision::Allow => &self.info.allowed,
+            _ => &self.info.denied,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Writes one log line, if the session has a log.
+    pub fn record(
+        &self,
+        pid: i32,
+        exe: &str,
+        syscall: &str,
+        path: &str,
+        decision: Decision,
+        reason: Reason,
+    ) {
+        let mut log = self.log.lock().unwrap();
+        let Some(log) = log.as_mut() else { return };
+        let rec = Record {
+            time: now_rfc3339(),
+            pid,
+            exe,
+            syscall,
+            path,
+            decision: if decision == Decision::Allow {
+                "allow"
+            } else {
+                "deny"
+            },
+            reason: reason.as_str(),
+        };
+        if let Err(e) = log.write(&rec) {
+            eprintln!("hallpassd: session {}: writing the log: {e}", self.info.id);
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Writes performed on a thread of their own: an answered question's, an open that waits for
+//! a FIFO's other end, a blocking connect; with a watchdog that interrupts one whose
+//! process is gone.
+
+use super::*;
+
+/// Performs a strict-mode write on a thread of its own and answers it: one a person allowed,
+/// or (`fifo`) an open that waits as long as the process would have for a FIFO's other end.
+/// At most [`MAX_WAITING`] of the latter per session; past that the open fails with
+/// `EAGAIN`. One whose process goes away is interrupted. `slot`: its journal slot, freed
+/// once it is answered.
+pub fn perform_later(
+    shared: Arc<Shared>,
+    id: u64,
+    tid: i32,
+    action: Action,
+    slot: Option<usize>,
+    fifo: bool,
+) {
+    let release_slot = move |s: &Shared| {
+        if let (Some(j), Some(slot)) = (s.journal(), slot) {
+            j.release(slot, id);
+        }
+    };
+    if fifo && shared.waiting.fetch_add(1, Ordering::Relaxed) >= MAX_WAITING {
+        shared.waiting.fetch_sub(1, Ordering::Relaxed);
+        eprintln!(
+            "hallpassd: session {}: {MAX_WAITING} opens already wait for the other end of a FIFO: EAGAIN",
+            shared.info.id
+        );
+        let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
+        release_slot(&shared);
+        return;
+    }
+    let state = Arc::new(Mutex::new(Performing::Starting));
+    let (s2, state2) = (shared.clone(), state.clone());
+    let spawned = std::thread::Builder::new()
+        .name("hallpassd-perform".into())
+        .spawn(move || {
+            // Started maybe by a supervisor in the guise of its process: it takes on the
+            // process's credentials itself, from the daemon's own.
+            crate::strict::creds::as_daemon();
+            let _ = crate::sys::fsops::interruptible();
+            *state2.lock().unwrap() = Performing::Running(crate::sys::fsops::this_thread());
+            // Checked again right before acting: nothing is written for a process gone.
+            let outcome = if seccomp::id_valid(s2.listener(), id) {
+                match action.perform(tid, true) {
+                    // Prepared before the question; cannot be prepared again here.
+                    Outcome::Raced => Outcome::Reply(Reply::Fail(libc::ELOOP)),
+                    o => o,
+                }
+            } else {
+                Outcome::Reply(Reply::Fail(libc::EINTR))
+            };
+            // Done before answering: the watchdog signals only a thread still at it.
+            *state2.lock().unwrap() = Performing::Done;
+            // The copies of the process's descriptors go before the answer (ETXTBSY).
+            drop(action);
+            emulate::answer(s2.listener(), id, outcome);
+            release_slot(&s2);
+            if fifo {
+                s2.waiting.fetch_sub(1, Ordering::Relaxed);
+            }
+        });
+    if let Err(e) = spawned {
+        if fifo {
+            shared.waiting.fetch_sub(1, Ordering::Relaxed);
+        }
+        eprintln!("hallpassd: cannot start a thread to perform a write: {e}");
+        let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
+        release_slot(&shared);
+        return;
+    }
+    if !fifo {
+        return;
+    }
+    // The watchdog: once the process is gone, its open is interrupted (EINTR), as often as
+    // it takes.
+    let _ = std::thread::Builder::new()
+        .name("hallpassd-fifo-watch".into())
+        .spawn(move || {
+            crate::strict::creds::as_daemon();
+            loop {
+                std::thread::sleep(Duration::from_millis(100));
+                let st = state.lock().unwrap();
+                match *st {
+                    Performing::Done => break,
+                    Performing::Starting => {}
+                    Performing::Running(t) => {
+                        if !seccomp::id_valid(shared.listener(), id) {
+                            crate::sys::fsops::interrupt(t);
+                        }
+                    }
+                }
+            }
+        });
+}
+
+/// Where a write performed on a thread of its own is.
+enum Performing {
+    Starting,
+    Running(libc::pthread_t),
+    Done,
+}
+
+/// Opens waiting for a FIFO's other end at once, per session.
+const MAX_WAITING: usize = 32;
