@@ -1,0 +1,676 @@
+//! Preparing a write: what a notification asks for, read once and looked up to descriptors
+//! the daemon holds, by family of syscalls.
+
+use super::*;
+
+/// Prepares notification `n` (syscall `sc`) for `t`.
+pub fn prepare(sc: &'static Syscall, n: &Notif, t: &mut Target<'_>, roots: &Roots) -> Prepared {
+    match prepare_call(sc, n, t, roots) {
+        Ok(p) => p,
+        Err(e) => Prepared::Fail(e as i32),
+    }
+}
+
+/// What `n` asks for: passed or refused at once by its kind, else prepared by the function
+/// of its family of syscalls, each with a fresh walker of the process's lookups.
+fn prepare_call(
+    sc: &'static Syscall,
+    n: &Notif,
+    t: &mut Target<'_>,
+    roots: &Roots,
+) -> Sys<Prepared> {
+    let a = &n.data.args;
+    let mut w = Walker::new(Who::new(t.tid, t.session), Rules::default(), roots);
+    let name = sc.name;
+    match sc.kind {
+        Kind::Exec => return Ok(Prepared::Pass { exec: true }),
+        Kind::Pass | Kind::Creds => return Ok(Prepared::Pass { exec: false }),
+        Kind::OtherProcess { .. } | Kind::Rlimit { .. } => {
+            let rt = crate::resolve::Target {
+                tid: t.tid,
+                tgid: 0,
+                session: t.session,
+            };
+            let (mem, lender) = (&mut *t.mem, &mut *t.lender);
+            let mut read = |addr: u64, buf: &mut [u8]| mem.read_exact(t.tid, addr, buf, lender);
+            return Ok(
+                match crate::decode::process_call(sc.kind, rt, a, &mut read) {
+                    Ok(()) => Prepared::Pass { exec: false },
+                    Err(e) => Prepared::Fail(e),
+                },
+            );
+        }
+        Kind::Refuse(e) => return Ok(Prepared::Fail(e)),
+        // The filter decides it; a notification would be a filter bug: refuse.
+        Kind::Seccomp { .. } => return Ok(Prepared::Fail(libc::EBUSY)),
+        Kind::Namespaces { .. } => return Ok(Prepared::Fail(libc::EPERM)),
+        Kind::RefuseStrict(e) => return Ok(Prepared::Fail(e)),
+        // The filter refuses it in strict mode; lite mode takes note before it gets here.
+        Kind::OwnDomain => return Ok(Prepared::Fail(libc::ENOSYS)),
+        Kind::Connect { .. } => return crate::strict::connect::prepare(t, &mut w, a),
+        _ => {}
+    }
+    // One function per family of syscalls; each reads its dirfd and path arguments (legacy
+    // calls are relative to the cwd).
+    match name {
+        "open" | "openat" | "creat" => open_call(name, a, t, &mut w),
+        "openat2" => openat2_call(name, a, t, &mut w),
+        "mkdir" | "mkdirat" => mkdir_call(name, a, t, &mut w),
+        "mknod" | "mknodat" => mknod_call(name, a, t, &mut w),
+        "rmdir" | "unlink" | "unlinkat" => unlink_call(name, a, t, &mut w),
+        "rename" | "renameat" | "renameat2" => rename_call(name, a, t, &mut w),
+        "link" | "linkat" => link_call(name, a, t, &mut w),
+        "symlink" | "symlinkat" => symlink_call(name, a, t, &mut w),
+        "chmod" | "fchmodat" | "fchmodat2" => chmod_call(name, a, t, &mut w),
+        "chown" | "lchown" | "fchownat" => chown_call(name, a, t, &mut w),
+        "truncate" => truncate_call(name, a, t, &mut w),
+        "utime" | "utimes" | "futimesat" | "utimensat" => times_call(name, a, t, &mut w),
+        "setxattr" | "lsetxattr" | "setxattrat" => setxattr_call(name, a, t, &mut w),
+        "removexattr" | "lremovexattr" | "removexattrat" => removexattr_call(name, a, t, &mut w),
+        "fchmod" | "fchown" | "fsetxattr" | "fremovexattr" => fd_meta_call(name, a, t, &mut w),
+        "ioctl" => ioctl_call(name, a, t, &mut w),
+        "bind" => bind_call(name, a, t, &mut w),
+        "file_setattr" => file_setattr_call(name, a, t, &mut w),
+        _ => Err(Errno::ENOSYS),
+    }
+}
+
+/// A write of `paths` that `action` makes, for syscall `name`, to decide.
+fn write(name: &'static str, paths: Vec<Resolved>, action: Action) -> Sys<Prepared> {
+    Ok(Prepared::Write {
+        syscall: name,
+        paths,
+        action,
+    })
+}
+
+/// An `open`, `openat` or `creat` that writes (a read-only one passes).
+fn open_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let (dirfd, path, flags, mode) = match name {
+        "open" => (libc::AT_FDCWD, a[0], a[1] as i32, a[2] as u32),
+        "creat" => (
+            libc::AT_FDCWD,
+            a[0],
+            libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+            a[1] as u32,
+        ),
+        _ => (at(0), a[1], a[2] as i32, a[3] as u32),
+    };
+    if !is_write_open(flags as u32) {
+        return Ok(Prepared::Pass { exec: false });
+    }
+    let path = read_path(t, path)?;
+    open(w, t, dirfd, &path, flags, mode, None, name)
+}
+
+/// `openat2`: performed even read-only (its flags are in memory), with its `resolve` rules.
+fn openat2_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let size = a[3] as usize;
+    if size < 24 {
+        return Err(Errno::EINVAL);
+    }
+    let mut raw = [0u8; 24];
+    t.mem
+        .read_exact(t.tid, a[2], &mut raw, t.lender)
+        .map_err(read_err)?;
+    let word = |i: usize| u64::from_ne_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap());
+    let how = OpenHow {
+        flags: word(0),
+        mode: word(1),
+        resolve: word(2),
+    };
+    if size > 4096 {
+        // copy_struct_from_user: more than a page is too big.
+        return Err(Errno::E2BIG);
+    }
+    if size > 24 {
+        // The kernel insists that a larger struct's unknown tail is zero.
+        let mut tail = vec![0u8; size - 24];
+        t.mem
+            .read_exact(t.tid, a[2] + 24, &mut tail, t.lender)
+            .map_err(read_err)?;
+        if tail.iter().any(|&b| b != 0) {
+            return Err(Errno::E2BIG);
+        }
+    }
+    let read_only = !is_write_open(how.flags as u32);
+    if how.flags & libc::O_PATH as u64 != 0 {
+        // An O_PATH descriptor cannot be installed in the target (ADDFD takes no
+        // O_PATH file), and letting the kernel open it would let its flags, in
+        // memory, be swapped for writing ones: as on a kernel without openat2, so
+        // that programs fall back to openat, whose flags the filter reads itself.
+        // Lite mode lets the kernel open it, as it always did.
+        if t.lite {
+            return Ok(Prepared::Pass { exec: false });
+        }
+        return Err(Errno::ENOSYS);
+    }
+    // The kernel validates `how` before any lookup: have it do so (a descriptor
+    // that cannot be valid makes it stop right after).
+    match fsops::openat2(-1, c"x", &how) {
+        Err(Errno::EBADF) => {}
+        Err(e) => return Err(e),
+        Ok(_) => return Err(Errno::EINVAL),
+    }
+    let path = read_path(t, a[1])?;
+    *w = Walker::new(
+        Who::new(t.tid, t.session),
+        Rules {
+            resolve: how.resolve,
+        },
+        w.roots(),
+    );
+    let flags = how.flags as i32;
+    let p = open(w, t, at(0), &path, flags, how.mode as u32, Some(how), name)?;
+    match p {
+        Prepared::Write { action, .. } if read_only => Ok(Prepared::Perform(action)),
+        p => Ok(p),
+    }
+}
+
+/// `mkdir`, `mkdirat`.
+fn mkdir_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let (d, p, mode) = pick(name == "mkdir", a, 1);
+    let entry = parent(w, t, d, p)?;
+    let paths = vec![entry_res(&entry, w)?];
+    write(
+        name,
+        paths,
+        Action::Mkdir {
+            entry,
+            mode: mode as u32,
+        },
+    )
+}
+
+/// `mknod`, `mknodat`.
+fn mknod_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let (d, p, mode) = pick(name == "mknod", a, 1);
+    let dev = if name == "mknod" { a[2] } else { a[3] };
+    let entry = parent(w, t, d, p)?;
+    let paths = vec![entry_res(&entry, w)?];
+    write(
+        name,
+        paths,
+        Action::Mknod {
+            entry,
+            mode: mode as u32,
+            dev,
+        },
+    )
+}
+
+/// `rmdir`, `unlink`, `unlinkat`.
+fn unlink_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let (d, p, flags) = match name {
+        "rmdir" => (libc::AT_FDCWD, a[0], libc::AT_REMOVEDIR),
+        "unlink" => (libc::AT_FDCWD, a[0], 0),
+        _ => (at(0), a[1], a[2] as i32),
+    };
+    if flags & !libc::AT_REMOVEDIR != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let entry = parent(w, t, d, p)?;
+    let paths = vec![entry_res(&entry, w)?];
+    write(name, paths, Action::Unlink { entry, flags })
+}
+
+/// `rename`, `renameat`, `renameat2`.
+fn rename_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let (d1, p1, d2, p2, flags) = match name {
+        "rename" => (libc::AT_FDCWD, a[0], libc::AT_FDCWD, a[1], 0),
+        "renameat" => (at(0), a[1], at(2), a[3], 0),
+        _ => (at(0), a[1], at(2), a[3], a[4] as u32),
+    };
+    let from = parent(w, t, d1, p1)?;
+    let to = parent(w, t, d2, p2)?;
+    let paths = vec![entry_res(&from, w)?, entry_res(&to, w)?];
+    write(name, paths, Action::Rename { from, to, flags })
+}
+
+/// `link`, `linkat`.
+fn link_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let (d1, p1, d2, p2, flags) = match name {
+        "link" => (libc::AT_FDCWD, a[0], libc::AT_FDCWD, a[1], 0),
+        _ => (at(0), a[1], at(2), a[3], a[4] as u32),
+    };
+    if flags & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let old = read_path(t, p1)?;
+    let (from, empty) = if old.is_empty() && flags & AT_EMPTY_PATH != 0 {
+        (Obj::Held(w.base(&Base::Fd(d1))?), true)
+    } else {
+        let start = start_for(w, d1, &old)?;
+        if flags & AT_SYMLINK_FOLLOW != 0 {
+            (Obj::Held(w.object(start, &old, true)?), false)
+        } else {
+            (Obj::Entry(w.parent(start, &old)?), false)
+        }
+    };
+    let to = parent(w, t, d2, p2)?;
+    let paths = vec![obj_res(&from, w)?, entry_res(&to, w)?];
+    write(name, paths, Action::Link { from, to, empty })
+}
+
+/// `symlink`, `symlinkat`.
+fn symlink_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let (target, d, p) = if name == "symlink" {
+        (a[0], libc::AT_FDCWD, a[1])
+    } else {
+        (a[0], at(1), a[2])
+    };
+    let text = read_path(t, target)?;
+    if text.is_empty() {
+        return Err(Errno::ENOENT);
+    }
+    let entry = parent(w, t, d, p)?;
+    let paths = vec![entry_res(&entry, w)?];
+    let target = CString::new(text).map_err(|_| Errno::EINVAL)?;
+    write(name, paths, Action::Symlink { target, entry })
+}
+
+/// `chmod`, `fchmodat`, `fchmodat2`.
+fn chmod_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let (d, p, mode, flags) = match name {
+        "chmod" => (libc::AT_FDCWD, a[0], a[1] as u32, 0),
+        "fchmodat" => (at(0), a[1], a[2] as u32, 0),
+        _ => (at(0), a[1], a[2] as u32, a[3] as u32),
+    };
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let obj = object(w, t, d, p, flags)?;
+    let paths = vec![obj_res(&obj, w)?];
+    write(name, paths, Action::Chmod { obj, mode })
+}
+
+/// `chown`, `lchown`, `fchownat`.
+fn chown_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let (d, p, uid, gid, flags) = match name {
+        "chown" => (libc::AT_FDCWD, a[0], a[1], a[2], 0),
+        "lchown" => (libc::AT_FDCWD, a[0], a[1], a[2], AT_SYMLINK_NOFOLLOW),
+        _ => (at(0), a[1], a[2], a[3], a[4] as u32),
+    };
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let obj = object(w, t, d, p, flags)?;
+    let paths = vec![obj_res(&obj, w)?];
+    write(
+        name,
+        paths,
+        Action::Chown {
+            obj,
+            uid: uid as u32,
+            gid: gid as u32,
+        },
+    )
+}
+
+/// `truncate` (by path).
+fn truncate_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let len = a[1] as i64;
+    let obj = match object(w, t, libc::AT_FDCWD, a[0], 0)? {
+        Obj::Held(fd) => fd,
+        Obj::Entry(_) => unreachable!("followed"),
+    };
+    let paths = vec![held_res(&obj, w)?];
+    write(name, paths, Action::Truncate { obj, len })
+}
+
+/// The `utime*` calls, `futimens` (`utimensat` with no path) among them.
+fn times_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let (d, p, tp, flags) = match name {
+        "utime" | "utimes" => (libc::AT_FDCWD, a[0], a[1], 0),
+        "futimesat" => (at(0), a[1], a[2], 0),
+        _ => (at(0), a[1], a[2], a[3] as u32),
+    };
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let times = read_times(t, name, tp)?;
+    let obj = if p == 0 && name != "utime" && name != "utimes" {
+        if flags & AT_SYMLINK_NOFOLLOW != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if d == libc::AT_FDCWD {
+            return Err(Errno::EFAULT);
+        }
+        let (fd, path) = fd_call(w, t, d)?;
+        return write(
+            name,
+            vec![path],
+            Action::Times {
+                obj: Obj::Held(fd),
+                times,
+            },
+        );
+    } else {
+        object(w, t, d, p, flags)?
+    };
+    let paths = vec![obj_res(&obj, w)?];
+    write(name, paths, Action::Times { obj, times })
+}
+
+/// `setxattr`, `lsetxattr`, `setxattrat`.
+fn setxattr_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let (d, p, flags, name_ptr, value, size, xflags) = if name == "setxattrat" {
+        // setxattrat(dfd, path, at_flags, name, struct xattr_args *, size)
+        let mut raw = [0u8; 16];
+        if a[5] < 16 {
+            return Err(Errno::EINVAL);
+        }
+        t.mem
+            .read_exact(t.tid, a[4], &mut raw, t.lender)
+            .map_err(read_err)?;
+        let value = u64::from_ne_bytes(raw[0..8].try_into().unwrap());
+        let size = u32::from_ne_bytes(raw[8..12].try_into().unwrap());
+        let xf = u32::from_ne_bytes(raw[12..16].try_into().unwrap());
+        (
+            at(0),
+            a[1],
+            a[2] as u32,
+            a[3],
+            value,
+            size as u64,
+            xf as i32,
+        )
+    } else {
+        let nf = if name == "lsetxattr" {
+            AT_SYMLINK_NOFOLLOW
+        } else {
+            0
+        };
+        (libc::AT_FDCWD, a[0], nf, a[1], a[2], a[3], a[4] as i32)
+    };
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let xname = read_xattr_name(t, name_ptr)?;
+    if size > 65536 {
+        return Err(Errno::E2BIG);
+    }
+    let mut v = vec![0u8; size as usize];
+    if size > 0 {
+        t.mem
+            .read_exact(t.tid, value, &mut v, t.lender)
+            .map_err(read_err)?;
+    }
+    let obj = object_as(w, t, d, p, flags, true)?;
+    let paths = vec![obj_res(&obj, w)?];
+    write(
+        name,
+        paths,
+        Action::SetXattr {
+            obj,
+            name: xname,
+            value: v,
+            flags: xflags,
+        },
+    )
+}
+
+/// `removexattr`, `lremovexattr`, `removexattrat`.
+fn removexattr_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let (d, p, flags, name_ptr) = match name {
+        "removexattrat" => (at(0), a[1], a[2] as u32, a[3]),
+        "lremovexattr" => (libc::AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, a[1]),
+        _ => (libc::AT_FDCWD, a[0], 0, a[1]),
+    };
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let xname = read_xattr_name(t, name_ptr)?;
+    let obj = object_as(w, t, d, p, flags, name == "removexattrat")?;
+    let paths = vec![obj_res(&obj, w)?];
+    write(name, paths, Action::RemoveXattr { obj, name: xname })
+}
+
+/// The metadata calls through a descriptor: `fchmod`, `fchown`, `fsetxattr`, `fremovexattr`.
+fn fd_meta_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let (fd, path) = fd_call(w, t, at(0))?;
+    let paths = vec![path];
+    let obj = Obj::Held(fd);
+    let action = match name {
+        "fchmod" => Action::Chmod {
+            obj,
+            mode: a[1] as u32,
+        },
+        "fchown" => Action::Chown {
+            obj,
+            uid: a[1] as u32,
+            gid: a[2] as u32,
+        },
+        "fsetxattr" => {
+            let xname = read_xattr_name(t, a[1])?;
+            if a[3] > 65536 {
+                return Err(Errno::E2BIG);
+            }
+            let mut v = vec![0u8; a[3] as usize];
+            if !v.is_empty() {
+                t.mem
+                    .read_exact(t.tid, a[2], &mut v, t.lender)
+                    .map_err(read_err)?;
+            }
+            Action::SetXattr {
+                obj,
+                name: xname,
+                value: v,
+                flags: a[4] as i32,
+            }
+        }
+        _ => Action::RemoveXattr {
+            obj,
+            name: read_xattr_name(t, a[1])?,
+        },
+    };
+    write(name, paths, action)
+}
+
+/// A write `ioctl` (the filter lets the harmless ones through).
+fn ioctl_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    let cmd = a[1] as u32;
+    if cmd == TIOCGPTPEER {
+        let master = take_fd(t, at(0))?;
+        return Ok(Prepared::Perform(Action::PtyPeer {
+            master,
+            flags: a[2] as i32,
+        }));
+    }
+    if !WRITE_IOCTLS.contains(&cmd) {
+        // Another command the filter does not know to be harmless. Its argument's
+        // layout is unknown, so it cannot be performed on the daemon's copy (a
+        // pointer in it would be read in the daemon's memory), and letting the kernel
+        // make it would race a descriptor swapped meanwhile: refused as a command
+        // this object does not support.
+        return Err(Errno::ENOTTY);
+    }
+    if cmd == FIDEDUPERANGE {
+        // Its destinations are a list of descriptors in memory: not supported.
+        return Err(Errno::EOPNOTSUPP);
+    }
+    let fd = take_fd(t, at(0))?;
+    let paths = vec![held_res(&fd, w)?];
+    let arg = match cmd {
+        FICLONE => Arg::Fd(take_fd(t, a[2] as i32)?),
+        FICLONERANGE => {
+            let mut raw = vec![0u8; 32];
+            t.mem
+                .read_exact(t.tid, a[2], &mut raw, t.lender)
+                .map_err(read_err)?;
+            let src = i64::from_ne_bytes(raw[0..8].try_into().unwrap());
+            Arg::Range(raw, take_fd(t, src as i32)?)
+        }
+        _ => {
+            let size = ((cmd >> 16) & 0x3fff) as usize;
+            let mut raw = vec![0u8; size];
+            t.mem
+                .read_exact(t.tid, a[2], &mut raw, t.lender)
+                .map_err(read_err)?;
+            Arg::Bytes(raw)
+        }
+    };
+    write(name, paths, Action::Ioctl { fd, cmd, arg })
+}
+
+/// `bind` of a Unix socket.
+fn bind_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    // Every bind is performed on the daemon's copy of the address: the kernel would
+    // read it again, and an address swapped to a path would make a file unchecked.
+    let len = a[2] as usize;
+    if len > std::mem::size_of::<libc::sockaddr_storage>() {
+        return Err(Errno::EINVAL);
+    }
+    let mut sa = vec![0u8; len];
+    t.mem
+        .read_exact(t.tid, a[1], &mut sa, t.lender)
+        .map_err(read_err)?;
+    let sock = take_fd(t, at(0))?;
+    let family = if len >= 2 {
+        u16::from_ne_bytes([sa[0], sa[1]])
+    } else {
+        0
+    };
+    let path = if family == libc::AF_UNIX as u16 && len > 2 && sa[2] != 0 {
+        let p = &sa[2..];
+        let end = p.iter().position(|&b| b == 0).unwrap_or(p.len());
+        p[..end].to_vec()
+    } else {
+        return Ok(Prepared::Perform(Action::BindAddr { sock, addr: sa }));
+    };
+    let start = start_for(w, libc::AT_FDCWD, &path)?;
+    let entry = w.parent(start, &path)?;
+    let paths = vec![entry_res(&entry, w)?];
+    write(
+        name,
+        paths,
+        Action::Bind {
+            sock,
+            entry,
+            addr: sa,
+        },
+    )
+}
+
+/// `file_setattr` (Linux 6.17).
+fn file_setattr_call(
+    name: &'static str,
+    a: &[u64; 6],
+    t: &mut Target<'_>,
+    w: &mut Walker,
+) -> Sys<Prepared> {
+    let at = |i: usize| a[i] as i32;
+    // file_setattr(dfd, path, struct file_attr *, size, at_flags): the struct is
+    // read as the size says; the kernel checks both.
+    let (d, p, size, flags) = (at(0), a[1], a[3] as usize, a[4] as u32);
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let mut attr = vec![0u8; size.min(4096)];
+    t.mem
+        .read_exact(t.tid, a[2], &mut attr, t.lender)
+        .map_err(read_err)?;
+    let obj = object(w, t, d, p, flags)?;
+    let paths = vec![obj_res(&obj, w)?];
+    write(name, paths, Action::FileSetattr { obj, attr, size })
+}
