@@ -10,6 +10,7 @@
 pub mod api;
 pub mod ask;
 pub mod bpf;
+pub mod daemon;
 pub mod decode;
 pub mod dircache;
 pub mod filter;
