@@ -20,6 +20,7 @@ pub mod mem;
 pub mod peer;
 pub mod periodic;
 pub mod policy;
+pub mod process;
 pub mod resolve;
 pub mod rules;
 pub mod scope;

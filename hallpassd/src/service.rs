@@ -126,7 +126,7 @@ pub fn describe(pids: &[i32]) -> String {
         })
         .unwrap_or_default();
     if cmd.is_empty() {
-        cmd = crate::ask::comm(pid).unwrap_or_else(|| "?".into());
+        cmd = crate::process::comm(pid).unwrap_or_else(|| "?".into());
     }
     if cmd.chars().count() > 60 {
         cmd = cmd.chars().take(59).chain(['…']).collect();

@@ -281,7 +281,7 @@ impl Supervisor<'_> {
             session_id: shared.info.id,
             command: shared.info.argv.clone(),
             pid,
-            name: crate::ask::comm(pid).unwrap_or_default(),
+            name: crate::process::comm(pid).unwrap_or_default(),
             exe: exe_of(tid),
             syscall: syscall.into(),
             path: path.to_string_lossy().into_owned(),
@@ -289,7 +289,7 @@ impl Supervisor<'_> {
                 .iter()
                 .map(|p| p.to_string_lossy().into_owned())
                 .collect(),
-            chain: crate::ask::chain(pid, top),
+            chain: crate::process::chain(pid, top),
             // A service is its socket, not the directory it is in.
             scope: match action {
                 Some(Action::Connect(_)) => path.to_string_lossy().into_owned(),
