@@ -27,6 +27,14 @@ use nix::errno::Errno;
 
 use crate::sys::fsops::{self, Sys};
 
+mod names;
+mod roots;
+
+use names::checked;
+pub use names::{checked_path_of, leads_to, path_of, self_path};
+use roots::Place;
+pub use roots::Roots;
+
 /// `MAXSYMLINKS` (include/linux/namei.h).
 const MAX_LINKS: u32 = 40;
 /// `NAME_MAX`.
@@ -109,100 +117,6 @@ impl Entry {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Rules {
     pub resolve: u64,
-}
-
-/// What every lookup of a session starts from, opened once: the root, and `/proc`'s device
-/// and inode (a walk that steps into `/proc` takes `self` for the target) and the name the
-/// kernel gives it (where its entries are placed).
-pub struct Roots {
-    root: OwnedFd,
-    proc_dev: u64,
-    proc_ino: u64,
-    proc_path: PathBuf,
-    /// `fs.protected_symlinks` is on (the default of most distributions).
-    protected_symlinks: bool,
-}
-
-impl Roots {
-    pub fn new() -> Sys<Roots> {
-        let root = fsops::open_path(None, c"/", false)?;
-        let proc = fsops::open_path(None, c"/proc", false)?;
-        let st = fsops::fstat(proc.as_fd())?;
-        let proc_path = path_of(proc.as_fd())?.ok_or(Errno::ENOENT)?;
-        let protected_symlinks = std::fs::read_to_string("/proc/sys/fs/protected_symlinks")
-            .map_or(true, |v| v.trim() != "0");
-        Ok(Roots {
-            root,
-            proc_dev: st.st_dev,
-            proc_ino: st.st_ino,
-            proc_path,
-            protected_symlinks,
-        })
-    }
-
-    /// A descriptor of the root, to walk an absolute path from.
-    pub fn root(&self) -> Sys<OwnedFd> {
-        dup(&self.root)
-    }
-
-    /// Where object `fd` (device `dev`, named `path` as checked) is, for reach.
-    fn place(&self, fd: BorrowedFd<'_>, path: &std::path::Path, dev: u64) -> Sys<Place> {
-        if dev != self.proc_dev {
-            return Ok(if self.other_proc(fd, dev)? {
-                Place::Unknown
-            } else {
-                Place::Elsewhere
-            });
-        }
-        // The kernel names an object of this proc file system by the mount it was reached
-        // through: `/proc/...`, or another place it is bound to, which cannot be told apart.
-        let Ok(rest) = path.strip_prefix(&self.proc_path) else {
-            return Ok(Place::Unknown);
-        };
-        let mut c = rest.components();
-        let Some(first) = c.next() else {
-            return Ok(Place::Proc);
-        };
-        let first = first.as_os_str().as_bytes();
-        if !first.first().is_some_and(u8::is_ascii_digit) {
-            return Ok(Place::Proc);
-        }
-        // A process's directory; one named otherwise (`123 (deleted)`: it died) is not
-        // placed.
-        match std::str::from_utf8(first)
-            .ok()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        {
-            Some(n) => Ok(Place::Pid {
-                pid: n.parse().map_err(|_| Errno::EACCES)?,
-                top: c.next().is_none(),
-            }),
-            None => Ok(Place::Unknown),
-        }
-    }
-
-    /// Whether `fd`, on device `dev`, is on a proc file system other than `/proc`'s (one
-    /// mounted elsewhere, a container's). Asked only of anonymous devices, where every
-    /// instance of procfs is.
-    fn other_proc(&self, fd: BorrowedFd<'_>, dev: u64) -> Sys<bool> {
-        if dev == self.proc_dev || libc::major(dev) != 0 {
-            return Ok(false);
-        }
-        fsops::is_procfs(fd)
-    }
-}
-
-/// Where an object is, as far as reach goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Place {
-    /// Not on a proc file system.
-    Elsewhere,
-    /// On `/proc`, not under a process's directory (`/proc` itself, `/proc/sys/...`).
-    Proc,
-    /// `/proc/PID` itself (`top`) or something under it.
-    Pid { pid: i32, top: bool },
-    /// On a proc file system the daemon cannot place: refused.
-    Unknown,
 }
 
 /// A lookup for one target.
@@ -686,119 +600,6 @@ fn is_dir(fd: &OwnedFd) -> Sys<bool> {
 pub fn dup(fd: &OwnedFd) -> Sys<OwnedFd> {
     fd.try_clone()
         .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EMFILE)))
-}
-
-/// The path of an object the daemon holds, for the policy, checked: looked up afresh from
-/// the root without following any symlink, it must lead to this very object on this very
-/// mount. A name the kernel gives can lie: for an object of another mount namespace (reached
-/// through `/proc/PID/root`, or a descriptor passed in from one) it is relative to that
-/// namespace. `EACCES` then. An unlinked object is checked by its directory's mount.
-/// `None` for what is not a file on disk (a pipe, socket, anonymous inode).
-pub fn checked_path_of(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>> {
-    Ok(checked(fd, roots)?.map(|(p, _)| p))
-}
-
-/// [`checked_path_of`], and the object's device.
-fn checked(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<(PathBuf, u64)>> {
-    // Once more if it fails: an honest rename of a parent between reading the name and
-    // looking it up again.
-    match check_path(fd, roots) {
-        Err(Errno::EACCES) => check_path(fd, roots),
-        r => r,
-    }
-}
-
-fn check_path(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<(PathBuf, u64)>> {
-    use std::os::unix::ffi::OsStrExt as _;
-    let Some((path, deleted, dev)) = name_of(fd)? else {
-        return Ok(None);
-    };
-    let held = fsops::identity(fd)?;
-    let how = fsops::OpenHow {
-        flags: (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64,
-        mode: 0,
-        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    };
-    let look = if deleted {
-        path.parent().unwrap_or(&path).to_path_buf()
-    } else {
-        path.clone()
-    };
-    let again = cstr(look.as_os_str().as_bytes())
-        .and_then(|p| fsops::openat2(roots.root.as_raw_fd(), &p, &how))
-        .map_err(|e| {
-            if e == Errno::ENAMETOOLONG {
-                e
-            } else {
-                Errno::EACCES
-            }
-        })?;
-    let found = fsops::identity(again.as_fd())?;
-    let same = if deleted {
-        found.0 == held.0
-    } else {
-        found == held
-    };
-    if !same {
-        return Err(Errno::EACCES);
-    }
-    Ok(Some((path, dev)))
-}
-
-/// Whether `path`, looked up afresh from the root without following any symlink, still
-/// leads to the object whose identity is `id` ([`fsops::identity`]): a decision path kept
-/// for it ([`crate::dircache`]) may have been moved away since by a process outside the
-/// session, whose renames are not seen.
-pub fn leads_to(path: &std::path::Path, id: (u64, u32, u32, u64), roots: &Roots) -> bool {
-    use std::os::unix::ffi::OsStrExt as _;
-    let how = fsops::OpenHow {
-        flags: (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64,
-        mode: 0,
-        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    };
-    cstr(path.as_os_str().as_bytes())
-        .and_then(|p| fsops::openat2(roots.root.as_raw_fd(), &p, &how))
-        .and_then(|found| fsops::identity(found.as_fd()))
-        .is_ok_and(|found| found == id)
-}
-
-/// The kernel's name for an object the daemon holds (`/proc/self/fd/N`), and whether it was
-/// unlinked (told by its link count, not by the " (deleted)" the name ends with, which a
-/// file may be called); `None` for what is not a file: a pipe, a socket, an anonymous inode,
-/// a memfd. With the object's device.
-fn name_of(fd: BorrowedFd<'_>) -> Sys<Option<(PathBuf, bool, u64)>> {
-    let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
-    let mut b = std::fs::read_link(link)
-        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?
-        .into_os_string()
-        .into_vec();
-    let st = fsops::fstat(fd)?;
-    let unlinked = st.st_nlink == 0;
-    let deleted = unlinked && b.ends_with(b" (deleted)");
-    if b.first() != Some(&b'/') || (b.starts_with(b"/memfd:") && deleted) {
-        return Ok(None);
-    }
-    if deleted {
-        b.truncate(b.len() - b" (deleted)".len());
-    }
-    Ok(Some((
-        PathBuf::from(std::ffi::OsString::from_vec(b)),
-        deleted,
-        st.st_dev,
-    )))
-}
-
-/// The path of an object the daemon holds, as the kernel names it (`/proc/self/fd/N`), not
-/// checked. `None` for what is not a file on disk (a pipe, socket, anonymous inode, memfd).
-pub fn path_of(fd: BorrowedFd<'_>) -> Sys<Option<PathBuf>> {
-    Ok(name_of(fd)?.map(|(p, _, _)| p))
-}
-
-/// `/proc/self/fd/N` of a descriptor the daemon holds: a name for that very object in path
-/// calls (`chmod`, `truncate`, `setxattr`) that have no descriptor form for `O_PATH`.
-pub fn self_path(fd: BorrowedFd<'_>) -> CString {
-    use std::os::fd::AsRawFd;
-    CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap()
 }
 
 #[cfg(test)]
