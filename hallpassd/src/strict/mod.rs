@@ -1,7 +1,7 @@
 //! Performing writes for a process: strict mode's every write beyond its Landlock domain, and
 //! lite mode's binds and `openat2`. The daemon makes each through descriptors it holds, so
 //! what was decided is what happens to the real file (`emulate/`), after a lookup made of
-//! descriptors (`walk.rs`), as the process (`creds.rs`); a connection to a service likewise
+//! descriptors (`walk/`), as the process (`creds.rs`); a connection to a service likewise
 //! (`connect.rs`).
 
 pub mod connect;

@@ -1,5 +1,5 @@
 //! A write's arguments: read once from the process's memory, and looked up, path by path,
-//! to descriptors the daemon holds (the walk of `strict/walk.rs`), with the decision path of
+//! to descriptors the daemon holds (the walk of `strict/walk/`), with the decision path of
 //! each.
 
 use super::*;
