@@ -139,9 +139,7 @@ impl Guise {
         IN_GUISE.with(|g| g.set(true));
         // From here, dropping puts back whatever was changed.
         let guise = Guise(());
-        // A thread started by one in guise (a blocking connect or FIFO open, performed
-        // apart) starts with that guise's rights: the daemon's own first, to change ids.
-        thread_creds::set_caps(&own.caps)?;
+        // A thread started by one in guise took back the daemon's own first ([`as_daemon`]).
         thread_creds::set_groups(&c.groups)?;
         // The effective ids first, so a connection the daemon makes shows the service the
         // process's user, not root. Leaving uid 0 clears the effective capabilities and
