@@ -140,6 +140,17 @@ fn append_byte(fd: i64) {
     }
 }
 
+/// Makes `p` (or lengthens it) by one byte: the allowed side a race writes, made beforehand.
+fn append_to(p: &Path) {
+    append_byte(sys!(
+        libc::SYS_openat,
+        AT_FDCWD,
+        c(p).as_ptr(),
+        WR_APPEND,
+        0o644
+    ));
+}
+
 fn step(r: i64) -> String {
     if r >= 0 {
         "ok".into()
@@ -352,13 +363,7 @@ fn same_length(a: &str, b: &str) -> (Vec<u8>, Vec<u8>) {
 
 fn buffer_flip(n: u64, allowed: &str, denied: &str, op: Op) {
     if op == Op::Chmod {
-        append_byte(sys!(
-            libc::SYS_openat,
-            AT_FDCWD,
-            c(Path::new(allowed)).as_ptr(),
-            WR_APPEND,
-            0o644
-        ));
+        append_to(Path::new(allowed));
     }
     let (a, b) = same_length(allowed, denied);
     // Atomics: the kernel reads the buffer while the flipper writes it.
@@ -419,13 +424,7 @@ fn fd_swap(n: u64, allowed: &Path, denied: &Path) {
     if before.meta.is_none() {
         die(&format!("{} must exist for fd-swap", denied.display()));
     }
-    append_byte(sys!(
-        libc::SYS_openat,
-        AT_FDCWD,
-        c(allowed).as_ptr(),
-        WR_APPEND,
-        0o644
-    ));
+    append_to(allowed);
     let ro = (libc::O_RDONLY | libc::O_CLOEXEC) as i64;
     let a = sys!(libc::SYS_openat, AT_FDCWD, c(allowed).as_ptr(), ro);
     let d = sys!(libc::SYS_openat, AT_FDCWD, c(denied).as_ptr(), ro);
@@ -527,13 +526,7 @@ fn symlink(target: &Path, link: &Path) -> i64 {
 fn symlink_swap(n: u64, link: &Path, allowed: &Path, denied: &Path, op: Op) {
     let spare = PathBuf::from(format!("{}.swap", link.display()));
     if op == Op::Chmod {
-        append_byte(sys!(
-            libc::SYS_openat,
-            AT_FDCWD,
-            c(allowed).as_ptr(),
-            WR_APPEND,
-            0o644
-        ));
+        append_to(allowed);
     }
     for (t, l) in [(allowed, link), (denied, spare.as_path())] {
         let r = symlink(t, l);
@@ -551,13 +544,7 @@ fn dir_swap(n: u64, dir: &Path, allowed: &Path, denied_dir: &Path, op: Op) {
         die(&format!("mkdir {}: {}", allowed.display(), step(r)));
     }
     if op == Op::Chmod {
-        append_byte(sys!(
-            libc::SYS_openat,
-            AT_FDCWD,
-            c(&allowed.join("f")).as_ptr(),
-            WR_APPEND,
-            0o644
-        ));
+        append_to(&allowed.join("f"));
     }
     let r = symlink(denied_dir, dir);
     if r < 0 {
