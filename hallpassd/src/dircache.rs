@@ -69,7 +69,7 @@ struct Inner {
 }
 
 /// An object's identity, as [`crate::sys::fsops::identity`] reads it.
-pub type Identity = (u64, u32, u32, u64);
+pub use crate::sys::fsops::Identity;
 
 fn key(tid: i32, fd: i32) -> u64 {
     u64::from(tid as u32) << 32 | u64::from(fd as u32)

@@ -82,8 +82,15 @@ impl Supervisor<'_> {
         if matches!(sc.kind, Kind::Exec | Kind::Creds) {
             // The process changes its credentials: the daemon's answer for them goes, and
             // the kernel makes the call.
-            crate::strict::creds::changing(tid);
-            if sc.kind == Kind::Exec {
+            let exec = sc.kind == Kind::Exec;
+            // An exec may hand the thread its group leader's id: that one's answer goes too.
+            let leader = if exec {
+                crate::resolve::tgid_of(tid)
+            } else {
+                None
+            };
+            crate::strict::creds::changing(tid, exec, leader);
+            if exec {
                 self.mem.forget(tid);
             }
             info.passed.fetch_add(1, Ordering::Relaxed);

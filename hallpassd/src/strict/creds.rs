@@ -224,19 +224,40 @@ pub fn same_credentials(tid: i32) -> Sys<()> {
 /// A strict session's supervisor thread: a notification from `tid` was received, so the
 /// syscall it made before (a change of credentials maybe) is done.
 pub fn noted(tid: i32) {
-    KEPT.with(|k| k.borrow_mut().changing.retain(|&t| t != tid));
+    KEPT.with(|k| k.borrow_mut().changing.retain(|c| c.tid != tid));
 }
 
-/// `tid` changes credentials: its own (`set*id`, `setgroups`, `capset`), or with an exec
-/// those of the thread that takes its group leader's id. Nothing is kept until it is done.
-pub fn changing(tid: i32) {
+/// `tid` changes its own credentials (`set*id`, `setgroups`, `capset`), or, with an exec
+/// (`leader` set), those of the thread that then takes its group leader's id `leader`
+/// (`None`: not known, any thread's). Nothing is kept for either until it is done.
+pub fn changing(tid: i32, exec: bool, leader: Option<i32>) {
+    let c = Change {
+        tid,
+        leader: if exec { leader } else { Some(tid) },
+    };
     KEPT.with(|k| {
         let mut k = k.borrow_mut();
         k.last = None;
-        if !k.changing.contains(&tid) {
-            k.changing.push(tid);
-        }
+        k.changing.retain(|o| o.tid != tid);
+        k.changing.push(c);
     });
+}
+
+/// A change of credentials reported and not known to be done (see [`Kept`]).
+#[derive(Clone, Copy, Debug)]
+struct Change {
+    /// The thread that makes it.
+    tid: i32,
+    /// The other thread id whose credentials it may change: the group leader's for an
+    /// exec (`None`: not known, so any), the thread's own else.
+    leader: Option<i32>,
+}
+
+impl Change {
+    /// Whether the answer for thread `t` may be changed by it.
+    fn touches(&self, t: i32) -> bool {
+        self.tid == t || self.leader.is_none_or(|l| l == t)
+    }
 }
 
 thread_local! {
@@ -250,8 +271,11 @@ thread_local! {
 /// its id is another. A thread's credentials change only by its own syscalls (`set*id`,
 /// `setgroups`, `capset`, which strict mode's filter reports; `clone` makes a new thread) or
 /// by an exec of its thread group (reported too), which may also give the group leader's id to
-/// the thread that execs. Each empties the answer kept, and none is kept again until every
-/// thread that made one was heard of again (its syscall is done) or is gone. Nor is an
+/// the thread that execs. Each empties the answer kept, and none is kept again for the
+/// threads it may change (the thread itself, and with an exec its group leader's id) until
+/// the thread that made it was heard of again (its syscall is done) or is gone; others are
+/// kept meanwhile (a shell waiting for its child after its own exec holds back nothing of
+/// the child's). Nor is an
 /// answer kept unless the thread still waits in its syscall once its credentials were
 /// read: an exec by another thread of its group ends that syscall, and the exec's thread
 /// takes its id (and so the pidfd) before it takes on the new program's credentials, so a
@@ -262,7 +286,7 @@ thread_local! {
 struct Kept {
     /// The thread, a pidfd of it, and its credentials where they differ from the daemon's.
     last: Option<(i32, OwnedFd, Option<Creds>)>,
-    changing: Vec<i32>,
+    changing: Vec<Change>,
     /// This is a strict session's supervisor thread, which hears of every change.
     keeps: bool,
 }
@@ -282,15 +306,16 @@ impl Kept {
         let pidfd = fsops::pidfd_open_thread(tid).ok();
         let c = creds_of(tid)?;
         let differ = (!c.same_rights(own)).then_some(c);
-        self.changing.retain(|&t| {
+        self.changing.retain(|c| {
             !matches!(
-                nix::sys::signal::kill(nix::unistd::Pid::from_raw(t), None),
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(c.tid), None),
                 Err(Errno::ESRCH)
             )
         });
-        if let Some(pidfd) = pidfd.filter(|p| {
-            self.keeps && self.changing.is_empty() && fsops::pidfd_alive(p.as_fd()) && waiting()
-        }) {
+        let unchanging = !self.changing.iter().any(|c| c.touches(tid));
+        if let Some(pidfd) =
+            pidfd.filter(|p| self.keeps && unchanging && fsops::pidfd_alive(p.as_fd()) && waiting())
+        {
             self.last = Some((tid, pidfd, differ.clone()));
         }
         Ok(differ)
@@ -352,5 +377,59 @@ mod tests {
         assert!(k.last.as_ref().is_some_and(|(t, _, _)| *t == me));
         // A hit does not ask again.
         k.creds(me, &own, &|| panic!("asked on a hit")).unwrap();
+    }
+
+    /// A change reported by another thread holds back only the answers it may change: its
+    /// own, and with an exec its group leader's (any thread's when that is not known).
+    #[test]
+    fn a_change_holds_back_only_the_threads_it_may_change() {
+        let me = nix::unistd::gettid().as_raw();
+        // A live thread of another process: this test's parent, which is not `me`'s group.
+        let other = nix::unistd::getppid().as_raw();
+        let own = creds_of(std::process::id() as i32).unwrap();
+        let kept_with = |changes: Vec<Change>| {
+            let mut k = Kept {
+                keeps: true,
+                changing: changes,
+                ..Kept::default()
+            };
+            k.creds(me, &own, &|| true).unwrap();
+            k.last.is_some()
+        };
+        assert!(kept_with(vec![]));
+        let setuid = Change {
+            tid: other,
+            leader: Some(other),
+        };
+        assert!(
+            kept_with(vec![setuid]),
+            "held back by another thread's setuid"
+        );
+        let exec_elsewhere = Change {
+            tid: other,
+            leader: Some(other),
+        };
+        assert!(kept_with(vec![exec_elsewhere]));
+        let exec_in_group = Change {
+            tid: other,
+            leader: Some(me),
+        };
+        assert!(
+            !kept_with(vec![exec_in_group]),
+            "kept across an exec of its group"
+        );
+        let exec_unknown = Change {
+            tid: other,
+            leader: None,
+        };
+        assert!(
+            !kept_with(vec![exec_unknown]),
+            "kept across an exec of an unknown group"
+        );
+        let own_change = Change {
+            tid: me,
+            leader: Some(me),
+        };
+        assert!(!kept_with(vec![own_change]), "kept across its own change");
     }
 }

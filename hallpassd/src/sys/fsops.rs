@@ -82,29 +82,65 @@ pub fn is_procfs(fd: BorrowedFd<'_>) -> Sys<bool> {
     Ok(st.filesystem_type() == nix::sys::statfs::PROC_SUPER_MAGIC)
 }
 
-/// The mount id, device and inode of `fd` (`statx` with `STATX_MNT_ID`, Linux 5.8).
-pub fn identity(fd: BorrowedFd<'_>) -> Sys<(u64, u32, u32, u64)> {
+/// The mount id, device major and minor, and inode of an object: which object it is, and
+/// reached through which mount.
+pub type Identity = (u64, u32, u32, u64);
+
+/// What the daemon needs to know of an object it holds, from one `statx`.
+#[derive(Clone, Copy, Debug)]
+pub struct HeldStat {
+    pub id: Identity,
+    /// Its number of links: 0 once unlinked.
+    pub nlink: u32,
+    /// The mount id is the one the kernel never gives again (`STATX_MNT_ID_UNIQUE`, Linux
+    /// 6.8), not one it reuses once that mount is gone.
+    pub unique_mount: bool,
+}
+
+impl HeldStat {
+    /// The object's device, as `st_dev`.
+    pub fn dev(&self) -> u64 {
+        libc::makedev(self.id.1, self.id.2)
+    }
+}
+
+/// `STATX_MNT_ID_UNIQUE` (Linux 6.8), which the libc crate may not have yet.
+const STATX_MNT_ID_UNIQUE: u32 = 0x4000;
+
+/// [`HeldStat`] of `fd` (`statx`; needs `STATX_MNT_ID`, Linux 5.8).
+pub fn held_stat(fd: BorrowedFd<'_>) -> Sys<HeldStat> {
     // SAFETY: an all-zero `struct statx` is a valid value; the kernel fills it.
     let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let want = libc::STATX_INO | libc::STATX_NLINK | libc::STATX_MNT_ID | STATX_MNT_ID_UNIQUE;
     // SAFETY: the empty name is NUL-terminated and `st` is a live, writable `struct statx`.
     unit(unsafe {
         libc::statx(
             fd.as_raw_fd(),
             c"".as_ptr(),
             libc::AT_EMPTY_PATH,
-            libc::STATX_INO | libc::STATX_MNT_ID,
+            want,
             &mut st,
         )
     } as _)?;
-    if st.stx_mask & libc::STATX_MNT_ID == 0 {
+    let unique_mount = st.stx_mask & STATX_MNT_ID_UNIQUE != 0;
+    if !unique_mount && st.stx_mask & libc::STATX_MNT_ID == 0 {
         return Err(Errno::ENOSYS);
     }
-    Ok((
-        st.stx_mnt_id,
-        st.stx_dev_major,
-        st.stx_dev_minor,
-        st.stx_ino,
-    ))
+    Ok(HeldStat {
+        id: (
+            st.stx_mnt_id,
+            st.stx_dev_major,
+            st.stx_dev_minor,
+            st.stx_ino,
+        ),
+        nlink: st.stx_nlink,
+        unique_mount,
+    })
+}
+
+/// The [`Identity`] of `fd`.
+pub fn identity(fd: BorrowedFd<'_>) -> Sys<Identity> {
+    held_stat(fd).map(|h| h.id)
 }
 
 /// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`.

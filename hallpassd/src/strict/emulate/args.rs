@@ -170,32 +170,26 @@ pub(super) fn fd_object(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd>
     w.base(&Base::Fd(fd))
 }
 
-/// Whether `fd` is an open file the calls through a descriptor take (`fchmod`, `futimens`),
-/// not an `O_PATH` one, which they refuse: that one is reached through `/proc/self/fd`.
-pub(super) fn open_file(fd: &OwnedFd) -> bool {
-    fsops::getfl(fd.as_fd()).is_ok_and(|f| f & libc::O_PATH == 0)
-}
-
 /// [`fd_object`] and its decision path, for a call through the open file: the path kept
 /// for the same object on the same descriptor when there is one ([`crate::dircache`]; tar
 /// sets the times, owner and mode of each file it writes through one descriptor), else
 /// checked and kept.
 pub(super) fn fd_call(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<(OwnedFd, Resolved)> {
     let file = fd_object(w, t, fd)?;
-    let Ok(id) = fsops::identity(file.as_fd()) else {
+    let Ok(st) = fsops::held_stat(file.as_fd()) else {
         let path = held_res(&file, w)?;
         return Ok((file, path));
     };
-    if let Some(path) = t.descs.object_path(t.tid, fd, id) {
+    if let Some(path) = t.descs.object_path(t.tid, fd, st.id) {
         // Still its name: a process outside the session may have moved it meanwhile.
-        if walk::leads_to(&path, id, w.roots()) {
+        if walk::still_named(file.as_fd(), &path, &st, w.roots()) {
             return Ok((file, Resolved::Path(path)));
         }
     }
-    let path = match w.held_path_lasting(file.as_fd())? {
+    let path = match w.held_path_lasting_as(file.as_fd(), &st)? {
         Some((path, lasting)) => {
             if lasting {
-                t.descs.keep_object(t.tid, fd, id, &path);
+                t.descs.keep_object(t.tid, fd, st.id, &path);
             }
             Resolved::Path(path)
         }

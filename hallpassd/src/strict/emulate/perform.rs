@@ -191,8 +191,12 @@ impl Action {
                 fsops::symlinkat(target, entry.dir.as_fd(), &entry.name).into()
             }
             Action::Chmod { obj, mode } => match obj {
-                Obj::Held(fd) if open_file(fd) => fsops::fchmod(fd.as_fd(), *mode).into(),
-                Obj::Held(fd) => fsops::fchmodat(None, &walk::self_path(fd.as_fd()), *mode).into(),
+                // An `O_PATH` descriptor (EBADF: the daemon's copy is open) through its name.
+                Obj::Held(fd) => match fsops::fchmod(fd.as_fd(), *mode) {
+                    Err(Errno::EBADF) => fsops::fchmodat(None, &walk::self_path(fd.as_fd()), *mode),
+                    r => r,
+                }
+                .into(),
                 Obj::Entry(e) => fsops::fchmodat2(
                     Some(e.dir.as_fd()),
                     &e.name,
@@ -227,12 +231,13 @@ impl Action {
                 }
             }
             Action::Times { obj, times } => match obj {
-                Obj::Held(fd) if open_file(fd) => {
-                    fsops::futimens(fd.as_fd(), times.as_ref()).into()
+                Obj::Held(fd) => match fsops::futimens(fd.as_fd(), times.as_ref()) {
+                    Err(Errno::EBADF) => {
+                        fsops::utimensat(None, &walk::self_path(fd.as_fd()), times.as_ref(), 0)
+                    }
+                    r => r,
                 }
-                Obj::Held(fd) => {
-                    fsops::utimensat(None, &walk::self_path(fd.as_fd()), times.as_ref(), 0).into()
-                }
+                .into(),
                 Obj::Entry(e) => fsops::utimensat(
                     Some(e.dir.as_fd()),
                     &e.name,

@@ -20,18 +20,18 @@
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use nix::errno::Errno;
 
-use crate::sys::fsops::{self, Sys};
+use crate::sys::fsops::{self, HeldStat, Sys};
 
 mod names;
 mod roots;
 
-use names::checked;
-pub use names::{checked_path_of, leads_to, path_of, self_path};
+use names::{checked, checked_as};
+pub use names::{checked_path_of, path_of, self_path, still_named};
 use roots::Place;
 pub use roots::Roots;
 
@@ -436,7 +436,16 @@ impl<'r> Walker<'r> {
     /// [`Self::held_path`], and whether the answer lasts as long as the object keeps its
     /// name: not for an object of a proc file system, whose reach changes with processes.
     pub fn held_path_lasting(&self, fd: BorrowedFd<'_>) -> Sys<Option<(PathBuf, bool)>> {
-        let Some((path, dev)) = checked(fd, self.roots)? else {
+        self.held_path_lasting_as(fd, &fsops::held_stat(fd)?)
+    }
+
+    /// [`Self::held_path_lasting`] of an object whose [`HeldStat`] was read just now.
+    pub fn held_path_lasting_as(
+        &self,
+        fd: BorrowedFd<'_>,
+        st: &HeldStat,
+    ) -> Sys<Option<(PathBuf, bool)>> {
+        let Some((path, dev)) = checked_as(fd, st, self.roots)? else {
             return Ok(None);
         };
         let place = self.may_reach(fd, &path, dev, false)?;

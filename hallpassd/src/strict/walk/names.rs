@@ -16,20 +16,28 @@ pub fn checked_path_of(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>
 
 /// [`checked_path_of`], and the object's device.
 pub(super) fn checked(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<(PathBuf, u64)>> {
+    checked_as(fd, &fsops::held_stat(fd)?, roots)
+}
+
+/// [`checked`], for an object whose [`HeldStat`] was read just now.
+pub(super) fn checked_as(
+    fd: BorrowedFd<'_>,
+    st: &HeldStat,
+    roots: &Roots,
+) -> Sys<Option<(PathBuf, u64)>> {
     // Once more if it fails: an honest rename of a parent between reading the name and
-    // looking it up again.
-    match check_path(fd, roots) {
-        Err(Errno::EACCES) => check_path(fd, roots),
+    // looking it up again (or an unlink: its link count is read again).
+    match check_path(fd, st, roots) {
+        Err(Errno::EACCES) => check_path(fd, &fsops::held_stat(fd)?, roots),
         r => r,
     }
 }
 
-pub(super) fn check_path(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<(PathBuf, u64)>> {
+fn check_path(fd: BorrowedFd<'_>, held: &HeldStat, roots: &Roots) -> Sys<Option<(PathBuf, u64)>> {
     use std::os::unix::ffi::OsStrExt as _;
-    let Some((path, deleted, dev)) = name_of(fd)? else {
+    let Some((path, deleted)) = name_of(fd, held)? else {
         return Ok(None);
     };
-    let held = fsops::identity(fd)?;
     let how = fsops::OpenHow {
         flags: (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64,
         mode: 0,
@@ -51,21 +59,42 @@ pub(super) fn check_path(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<(PathB
         })?;
     let found = fsops::identity(again.as_fd())?;
     let same = if deleted {
-        found.0 == held.0
+        found.0 == held.id.0
     } else {
-        found == held
+        found == held.id
     };
     if !same {
         return Err(Errno::EACCES);
     }
-    Ok(Some((path, dev)))
+    Ok(Some((path, held.dev())))
+}
+
+/// Whether the object held by `fd` (its [`HeldStat`] read just now) still has `path`, a
+/// decision path checked for this very object before ([`crate::dircache`]): a process outside
+/// the session, whose renames are not seen, may have moved it away since.
+///
+/// Where mount ids are never reused (Linux 6.8), the kernel's name of the object tells: the
+/// identity kept was checked on this very mount, so in this mount namespace, and the kernel
+/// names an object by where it now is (one syscall, against three and a lookup of every
+/// component). A mount hidden since by another one mounted over it still holds the object
+/// where it was decided; an unlinked object is checked again. Elsewhere, `path` is looked
+/// up afresh from the root without following any symlink, and must lead to the object.
+pub fn still_named(
+    fd: BorrowedFd<'_>,
+    path: &std::path::Path,
+    st: &HeldStat,
+    roots: &Roots,
+) -> bool {
+    if st.unique_mount {
+        return st.nlink > 0
+            && name_of(fd, st).is_ok_and(|n| n.is_some_and(|(p, deleted)| !deleted && p == path));
+    }
+    leads_to(path, st.id, roots)
 }
 
 /// Whether `path`, looked up afresh from the root without following any symlink, still
-/// leads to the object whose identity is `id` ([`fsops::identity`]): a decision path kept
-/// for it ([`crate::dircache`]) may have been moved away since by a process outside the
-/// session, whose renames are not seen.
-pub fn leads_to(path: &std::path::Path, id: (u64, u32, u32, u64), roots: &Roots) -> bool {
+/// leads to the object whose identity is `id`.
+fn leads_to(path: &std::path::Path, id: fsops::Identity, roots: &Roots) -> bool {
     use std::os::unix::ffi::OsStrExt as _;
     let how = fsops::OpenHow {
         flags: (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64,
@@ -79,35 +108,45 @@ pub fn leads_to(path: &std::path::Path, id: (u64, u32, u32, u64), roots: &Roots)
 }
 
 /// The kernel's name for an object the daemon holds (`/proc/self/fd/N`), and whether it was
-/// unlinked (told by its link count, not by the " (deleted)" the name ends with, which a
-/// file may be called); `None` for what is not a file: a pipe, a socket, an anonymous inode,
-/// a memfd. With the object's device.
-pub(super) fn name_of(fd: BorrowedFd<'_>) -> Sys<Option<(PathBuf, bool, u64)>> {
-    let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
-    let mut b = std::fs::read_link(link)
-        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?
-        .into_os_string()
-        .into_vec();
-    let st = fsops::fstat(fd)?;
-    let unlinked = st.st_nlink == 0;
-    let deleted = unlinked && b.ends_with(b" (deleted)");
+/// unlinked (told by its link count in `st`, not by the " (deleted)" the name ends with,
+/// which a file may be called); `None` for what is not a file: a pipe, a socket, an
+/// anonymous inode, a memfd.
+fn name_of(fd: BorrowedFd<'_>, st: &HeldStat) -> Sys<Option<(PathBuf, bool)>> {
+    let name =
+        crate::sys::readlink::read_link_at(Some(own_fds()?), fd.as_raw_fd().to_string().as_bytes())
+            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
+    let b = name.as_os_str().as_bytes();
+    let deleted = st.nlink == 0 && b.ends_with(b" (deleted)");
     if b.first() != Some(&b'/') || (b.starts_with(b"/memfd:") && deleted) {
         return Ok(None);
     }
-    if deleted {
-        b.truncate(b.len() - b" (deleted)".len());
-    }
+    let b = if deleted {
+        &b[..b.len() - b" (deleted)".len()]
+    } else {
+        b
+    };
     Ok(Some((
-        PathBuf::from(std::ffi::OsString::from_vec(b)),
+        PathBuf::from(std::ffi::OsStr::from_bytes(b)),
         deleted,
-        st.st_dev,
     )))
+}
+
+/// The daemon's `/proc/self/fd`, opened once: a name is read from it without looking up
+/// `/proc` and `self` each time.
+fn own_fds() -> Sys<BorrowedFd<'static>> {
+    static FDS: std::sync::OnceLock<OwnedFd> = std::sync::OnceLock::new();
+    if let Some(fds) = FDS.get() {
+        return Ok(fds.as_fd());
+    }
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    let fds = fsops::openat(None, c"/proc/self/fd", flags, 0)?;
+    Ok(FDS.get_or_init(|| fds).as_fd())
 }
 
 /// The path of an object the daemon holds, as the kernel names it (`/proc/self/fd/N`), not
 /// checked. `None` for what is not a file on disk (a pipe, socket, anonymous inode, memfd).
 pub fn path_of(fd: BorrowedFd<'_>) -> Sys<Option<PathBuf>> {
-    Ok(name_of(fd)?.map(|(p, _, _)| p))
+    Ok(name_of(fd, &fsops::held_stat(fd)?)?.map(|(p, _)| p))
 }
 
 /// `/proc/self/fd/N` of a descriptor the daemon holds: a name for that very object in path
