@@ -29,7 +29,8 @@
 //! `ETXTBSY`): a hit is an object with the same identity (device, inode and mount) as the
 //! one checked, read from the daemon's fresh copy of the descriptor. Its path can change
 //! only if a name is moved or removed: renames and removals of the session empty them, as
-//! above.
+//! above. A removal in flight holds back only these, not the directories (`rm -r` removes
+//! in a directory it keeps a descriptor of, one name after another).
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -66,10 +67,20 @@ struct Inner {
     objects: HashMap<u64, (Identity, PathBuf), BuildHasherDefault<TidHasher>>,
     /// Threads whose rename was received and may not have happened yet.
     renaming: Vec<i32>,
+    /// Strict mode: threads whose removal of a name was received and may not have happened
+    /// yet. They hold back objects only: nothing can be made in a removed directory.
+    removing: Vec<i32>,
 }
 
 /// An object's identity, as [`crate::sys::fsops::identity`] reads it.
 pub use crate::sys::fsops::Identity;
+
+impl Inner {
+    /// A change of names may be in flight.
+    fn in_flight(&self) -> bool {
+        !self.renaming.is_empty() || !self.removing.is_empty()
+    }
+}
 
 fn key(tid: i32, fd: i32) -> u64 {
     u64::from(tid as u32) << 32 | u64::from(fd as u32)
@@ -85,6 +96,7 @@ impl DirCache {
                 entries: HashMap::default(),
                 objects: HashMap::default(),
                 renaming: Vec::new(),
+                removing: Vec::new(),
             }),
             pending: AtomicBool::new(false),
             used: AtomicBool::new(false),
@@ -107,38 +119,47 @@ impl DirCache {
         }
         let mut i = self.inner.lock().unwrap();
         i.renaming.retain(|&t| t != tid);
-        self.pending
-            .store(!i.renaming.is_empty(), Ordering::Relaxed);
+        i.removing.retain(|&t| t != tid);
+        self.pending.store(i.in_flight(), Ordering::Relaxed);
     }
 
     /// `tid` renames something: every path kept may be about to change.
     pub fn moving(&self, tid: i32) {
         let mut i = self.inner.lock().unwrap();
         i.entries.clear();
-        self.in_flight(&mut i, tid);
+        self.in_flight(&mut i, tid, true);
     }
 
     /// `tid` removes a name: an object kept may be about to lose the one it was decided by
     /// (directories kept are not concerned: nothing can be made in a removed one).
     pub fn unnaming(&self, tid: i32) {
         let mut i = self.inner.lock().unwrap();
-        self.in_flight(&mut i, tid);
+        self.in_flight(&mut i, tid, false);
     }
 
-    /// A change of names by `tid` may be in flight: objects are read again until it is done.
-    fn in_flight(&self, i: &mut Inner, tid: i32) {
+    /// A change of names by `tid` may be in flight (a rename if `moves`, else a removal):
+    /// objects are read again until it is done, and directories too for a rename.
+    fn in_flight(&self, i: &mut Inner, tid: i32, moves: bool) {
         i.objects.clear();
         if !i.on {
             return;
         }
-        i.renaming.push(tid);
+        let tids = if moves {
+            &mut i.renaming
+        } else {
+            &mut i.removing
+        };
+        if !tids.contains(&tid) {
+            tids.push(tid);
+        }
         self.pending.store(true, Ordering::Relaxed);
-        if i.renaming.len() > MAX_PENDING {
-            prune_gone(&mut i.renaming);
-            if i.renaming.len() > MAX_PENDING {
+        if tids.len() > MAX_PENDING {
+            prune_gone(tids);
+            if tids.len() > MAX_PENDING {
                 i.on = false;
                 i.entries.clear();
                 i.renaming.clear();
+                i.removing.clear();
                 self.pending.store(false, Ordering::Relaxed);
             }
         }
@@ -185,8 +206,7 @@ impl DirCache {
         }
         if !i.renaming.is_empty() {
             prune_gone(&mut i.renaming);
-            self.pending
-                .store(!i.renaming.is_empty(), Ordering::Relaxed);
+            self.pending.store(i.in_flight(), Ordering::Relaxed);
             if !i.renaming.is_empty() {
                 return None;
             }
@@ -241,11 +261,11 @@ impl DirCache {
         if !i.on {
             return;
         }
-        if !i.renaming.is_empty() {
+        if i.in_flight() {
             prune_gone(&mut i.renaming);
-            self.pending
-                .store(!i.renaming.is_empty(), Ordering::Relaxed);
-            if !i.renaming.is_empty() {
+            prune_gone(&mut i.removing);
+            self.pending.store(i.in_flight(), Ordering::Relaxed);
+            if i.in_flight() {
                 return;
             }
         }
@@ -334,6 +354,35 @@ mod tests {
         child.wait().unwrap();
         c.moving(gone);
         assert_eq!(c.path(me, n, &mut procs), Some(d.join("moved")));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A removal in flight holds back the objects' decision paths, not the directories
+    /// (`rm -r` in strict mode: each `unlinkat` is relative to a kept directory).
+    #[test]
+    fn a_removal_holds_back_objects_only() {
+        let d = scratch("removal");
+        let me = std::process::id() as i32;
+        let c = DirCache::new(true);
+        let mut procs = ProcDirs::new();
+        let a = std::fs::File::open(d.join("a")).unwrap();
+        let n = a.as_raw_fd();
+        let id = (1, 2, 3, 4);
+        c.unnaming(me);
+        assert_eq!(c.path(me, n, &mut procs), Some(d.join("a")));
+        assert_eq!(
+            c.len(),
+            1,
+            "a directory is kept while a removal is in flight"
+        );
+        c.keep_object(me, 7, id, Path::new("/x"));
+        assert_eq!(c.object_path(me, 7, id), None, "an object kept meanwhile");
+        c.noted(me);
+        c.keep_object(me, 7, id, Path::new("/x"));
+        assert_eq!(c.object_path(me, 7, id), Some(PathBuf::from("/x")));
+        // Another removal empties the objects until it is done.
+        c.unnaming(me);
+        assert_eq!(c.object_path(me, 7, id), None);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
