@@ -15,6 +15,9 @@
 #   BENCH_FLOOR_READ=1   also run floor-read: floor-sync plus the reads lite mode cannot skip
 #                        (the path argument and the target's cwd); 0 to skip it
 #   BENCH_STRICT=1       also run strict: hallpass --mode=strict --prompt=deny; 0 to skip it
+#   BENCH_FLOOR_STRICT=1 with strict, also run floor-strict: floor-sync with strict mode's
+#                        filter (HP_FLOOR_STRICT=1), which also sends the calls through a
+#                        descriptor: strict mode's round trips alone; 0 to skip it
 #   BENCH_SANDLOCK=/tmp/sandlockroot/bin/sandlock
 #                        a peer, sandlock-cli 0.9 (Landlock + seccomp user notification), run as
 #                        `sandlock run -r / -w PROJECT -w /dev/null -- CMD`; its column is left
@@ -26,6 +29,7 @@
 #   BENCH_BASE=DIR       also run `base`: hallpass --prompt=deny from the hallpass and hallpassd
 #                        in DIR (another build, with a daemon of its own), paired with the
 #                        others in every round: a before/after under the same load
+#   BENCH_BASE_MODE=strict  run `base` in that mode (--mode=strict), to compare it with strict
 #   BENCH_KEEP=1         keep the scratch directory (raw times in times.tsv)
 #
 # What it does: builds the release binaries, copies hallpass, hallpassd and hp-floor to a
@@ -82,6 +86,7 @@ measure() {
     [[ ${BENCH_STRICT:-1} == 1 ]] && variants+=(strict)
     [[ ${BENCH_FLOOR_SYNC:-1} == 1 ]] && variants+=(floor-sync)
     [[ ${BENCH_FLOOR_SYNC:-1} == 1 && ${BENCH_FLOOR_READ:-1} == 1 ]] && variants+=(floor-read)
+    [[ ${BENCH_STRICT:-1} == 1 && ${BENCH_FLOOR_STRICT:-1} == 1 ]] && variants+=(floor-strict)
     [[ -x $bin/sandlock ]] && variants+=(sandlock)
     [[ -x $bin/base/hallpass ]] && variants+=(base)
     local times=$work/times.tsv
@@ -89,28 +94,29 @@ measure() {
 
     # run_one WORKLOAD VARIANT ROUND: times one run; ROUND 0 is a warm-up, not recorded.
     run_one() {
-        local w=$1 v=$2 r=$3 out=out wrap=() sync=0 read=0 t0 t1 rc=0
+        local w=$1 v=$2 r=$3 out=out wrap=() sync=0 read=0 strict=0 t0 t1 rc=0
         case $v in
             native) ;;
             floor) wrap=("$bin/hp-floor" --) ;;
             floor-sync) wrap=("$bin/hp-floor" --) sync=1 ;;
             floor-read) wrap=("$bin/hp-floor" --) sync=1 read=1 ;;
+            floor-strict) wrap=("$bin/hp-floor" --) sync=1 strict=1 ;;
             hallpass) wrap=("$bin/hallpass" --prompt=deny --) ;;
             strict) wrap=("$bin/hallpass" --mode=strict --prompt=deny --) ;;
             sandlock) wrap=("$bin/sandlock" run -r / -w "$work/project" -w /dev/null --) ;;
-            base) wrap=(env XDG_RUNTIME_DIR="$work/run-base" HALLPASSD="$bin/base/hallpassd" "$bin/base/hallpass" --prompt=deny --) ;;
+            base) wrap=(env XDG_RUNTIME_DIR="$work/run-base" HALLPASSD="$bin/base/hallpassd" "$bin/base/hallpass" ${BENCH_BASE_MODE:+--mode=$BENCH_BASE_MODE} --prompt=deny --) ;;
         esac
         case $w in
             untar)
                 rm -rf "$out"
                 mkdir "$out"
                 t0=$EPOCHREALTIME
-                HP_FLOOR_SYNC_WAKEUP=$sync HP_FLOOR_READ=$read "${wrap[@]}" tar xf "$work/data/files.tar" -C "$out" || rc=$?
+                HP_FLOOR_SYNC_WAKEUP=$sync HP_FLOOR_READ=$read HP_FLOOR_STRICT=$strict "${wrap[@]}" tar xf "$work/data/files.tar" -C "$out" || rc=$?
                 t1=$EPOCHREALTIME
                 ;;
             walk)
                 t0=$EPOCHREALTIME
-                HP_FLOOR_SYNC_WAKEUP=$sync HP_FLOOR_READ=$read "${wrap[@]}" find "$work/data/tree" -type f -exec cat {} + >/dev/null || rc=$?
+                HP_FLOOR_SYNC_WAKEUP=$sync HP_FLOOR_READ=$read HP_FLOOR_STRICT=$strict "${wrap[@]}" find "$work/data/tree" -type f -exec cat {} + >/dev/null || rc=$?
                 t1=$EPOCHREALTIME
                 ;;
         esac
@@ -123,7 +129,7 @@ measure() {
             ((n == NFILES)) || die "untar under $v extracted $n files, not $NFILES"
             # The rm phase: the tree just extracted, removed under the same variant.
             t0=$EPOCHREALTIME
-            HP_FLOOR_SYNC_WAKEUP=$sync HP_FLOOR_READ=$read "${wrap[@]}" rm -rf "$out" || rc=$?
+            HP_FLOOR_SYNC_WAKEUP=$sync HP_FLOOR_READ=$read HP_FLOOR_STRICT=$strict "${wrap[@]}" rm -rf "$out" || rc=$?
             t1=$EPOCHREALTIME
             ((rc == 0)) || die "rm under $v failed with status $rc"
             [[ ! -e $out ]] || die "rm -rf under $v left $out behind"
@@ -212,17 +218,18 @@ report() {
         # Added-cost ratios: (variant - native) / (floor - native), per phase.
         print ""
         printf "%-46s %8s %8s %8s\n", "added-cost ratio", "untar", "rm", "both"
-        np = split("hallpass floor-sync|hallpass floor|floor-read floor-sync|hallpass floor-read|base floor-sync|hallpass base|strict hallpass|sandlock hallpass|strict sandlock", pairs, "|")
+        np = split("hallpass floor-sync|hallpass floor|floor-read floor-sync|hallpass floor-read|base floor-sync|hallpass base|strict base|strict hallpass|floor-strict hallpass|strict floor-strict|sandlock hallpass|strict sandlock", pairs, "|")
         for (pi = 1; pi <= np; pi++) {
             split(pairs[pi], pv, " ")
             if (!has("untar", pv[1]) || !has("untar", pv[2])) continue
             printf "%-46s %8s %8s %8s\n", "(" pv[1] " - native) / (" pv[2] " - native)", ratio("untar", pv[1], pv[2]), ratio("rm", pv[1], pv[2]), ratio("both", pv[1], pv[2])
         }
         print "  bars (issue 12): hallpass within 2 x floor-sync on both; strict within 2 x hallpass on both;"
-        print "  the walk within 1.05 x native"
+        print "  the walk within 1.05 x native. (floor-strict - native) / (hallpass - native) is the"
+        print "  least strict / hallpass can be: strict mode'"'"'s round trips alone, against lite mode'"'"'s all"
     }' "$times"
     echo
-    echo "reproduce: BENCH_ROUNDS=$ROUNDS${BENCH_USER:+ BENCH_USER=$BENCH_USER}${BENCH_FLOOR_SYNC:+ BENCH_FLOOR_SYNC=$BENCH_FLOOR_SYNC}${BENCH_FLOOR_READ:+ BENCH_FLOOR_READ=$BENCH_FLOOR_READ}${BENCH_STRICT:+ BENCH_STRICT=$BENCH_STRICT}${BENCH_BIN:+ BENCH_BIN=$BENCH_BIN}${BENCH_BASE:+ BENCH_BASE=$BENCH_BASE} bench/run.sh"
+    echo "reproduce: BENCH_ROUNDS=$ROUNDS${BENCH_USER:+ BENCH_USER=$BENCH_USER}${BENCH_FLOOR_SYNC:+ BENCH_FLOOR_SYNC=$BENCH_FLOOR_SYNC}${BENCH_FLOOR_READ:+ BENCH_FLOOR_READ=$BENCH_FLOOR_READ}${BENCH_STRICT:+ BENCH_STRICT=$BENCH_STRICT}${BENCH_FLOOR_STRICT:+ BENCH_FLOOR_STRICT=$BENCH_FLOOR_STRICT}${BENCH_BIN:+ BENCH_BIN=$BENCH_BIN}${BENCH_BASE:+ BENCH_BASE=$BENCH_BASE}${BENCH_BASE_MODE:+ BENCH_BASE_MODE=$BENCH_BASE_MODE} bench/run.sh"
 }
 
 if [[ ${BENCH_PHASE:-} == measure ]]; then

@@ -2,7 +2,7 @@
 //! benchmark (`bench/run.sh`) compares hallpass against.
 //!
 //! It installs on CMD the very filter hallpassd builds for a session (`hallpassd::filter`, lite
-//! coverage), so exactly the same syscalls reach user space, and answers every notification
+//! coverage unless told), so exactly the same syscalls reach user space, and answers every notification
 //! with `SECCOMP_USER_NOTIF_FLAG_CONTINUE` at once from a blocking loop: poll, `NOTIF_RECV`,
 //! `NOTIF_SEND`. Whatever hallpass costs beyond this is the daemon's own work.
 //!
@@ -13,7 +13,10 @@
 //!   cwd (`readlink /proc/TID/cwd`). It decides nothing; it measures the floor of lite mode's
 //!   own work (bench/README.md, "floor-read");
 //! - `HP_FLOOR_REPORT_EXEC=1` also sends `execve`/`execveat`, as hallpass does when it must
-//!   borrow `/proc/PID/mem` from the launcher (Yama `ptrace_scope` 1).
+//!   borrow `/proc/PID/mem` from the launcher (Yama `ptrace_scope` 1);
+//! - `HP_FLOOR_STRICT=1` installs strict mode's filter instead, which also sends what only the
+//!   daemon can check (the calls through a descriptor: `fchmod`, `fchown`, `futimens`...):
+//!   the floor of strict mode, its round trips alone ("floor-strict").
 //!
 //! Exits with CMD's status (128 + signal if it was killed), 127 if CMD was not found, 126 if it
 //! could not be run, 125 if the supervision could not be set up. See
@@ -110,7 +113,11 @@ fn main() {
     argv_ptrs.push(std::ptr::null());
 
     let opts = Options {
-        coverage: Coverage::Lite,
+        coverage: if env_is_1("HP_FLOOR_STRICT") {
+            Coverage::Strict
+        } else {
+            Coverage::Lite
+        },
         report_exec: env_is_1("HP_FLOOR_REPORT_EXEC"),
         report_connect: false,
     };
