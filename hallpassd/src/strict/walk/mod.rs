@@ -29,11 +29,13 @@ use crate::sys::fsops::{self, HeldStat, Sys};
 
 mod names;
 mod roots;
+mod who;
 
 use names::{checked, checked_as};
 pub use names::{checked_path_of, path_of, self_path, still_named};
 use roots::Place;
 pub use roots::Roots;
+pub use who::Who;
 
 /// `MAXSYMLINKS` (include/linux/namei.h).
 const MAX_LINKS: u32 = 40;
@@ -46,46 +48,6 @@ pub const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 pub const RESOLVE_NO_SYMLINKS: u64 = 0x04;
 pub const RESOLVE_BENEATH: u64 = 0x08;
 pub const RESOLVE_IN_ROOT: u64 = 0x10;
-
-/// The process a lookup is made for.
-#[derive(Clone, Debug)]
-pub struct Who {
-    pub tid: i32,
-    /// Its thread group, looked up when first needed (rarely: for `/proc/self`).
-    tgid: std::cell::Cell<i32>,
-    /// The session's first process: its descendants may reopen each other's pipes.
-    pub session: i32,
-}
-
-impl Who {
-    pub fn new(tid: i32, session: i32) -> Who {
-        Who {
-            tid,
-            tgid: std::cell::Cell::new(0),
-            session,
-        }
-    }
-
-    pub fn tgid(&self) -> i32 {
-        if self.tgid.get() == 0 {
-            self.tgid
-                .set(crate::resolve::tgid_of(self.tid).unwrap_or(self.tid));
-        }
-        self.tgid.get()
-    }
-
-    /// Whether the `/proc/PID` entries of process (or thread) `pid` are the target's to
-    /// reach: its own thread group's, or a process of the session's (a descendant of its
-    /// first process), which share its Landlock domain.
-    pub fn reaches(&self, pid: i32) -> bool {
-        crate::resolve::Target {
-            tid: self.tid,
-            tgid: self.tgid(),
-            session: self.session,
-        }
-        .reaches(pid)
-    }
-}
 
 /// A directory held, and the name of the last component in it as written (trailing slashes
 /// kept, so the kernel applies its own rules for them; `.`, `..` and `/` possible).
