@@ -13,12 +13,51 @@ use tokio::sync::broadcast;
 
 use crate::policy::{is_within, Decision, Reason};
 use crate::rules::{self, Action};
-use crate::session::{perform_later, Shared};
 use crate::strict::emulate::Action as Write;
-use crate::sys::seccomp::{self, Notif, Reply};
+use crate::sys::seccomp::{Notif, Reply};
 
 /// Events kept for slow subscribers; one that falls further behind re-reads the pending list.
 const EVENT_BUFFER: usize = 1024;
+
+/// What a question needs of the session it waits in. The session implements it
+/// (`session/mod.rs`); questions know nothing else of sessions, so their logic is tested with
+/// a stand-in (`ask/tests.rs`).
+pub trait Host: Send + Sync {
+    /// Keeps notification `n` in the session's journal while it waits: its slot, `None` when
+    /// the session keeps no journal, `Err` when the journal is full.
+    fn hold(&self, n: &Notif) -> Result<Option<usize>, JournalFull>;
+    /// Frees journal slot `slot`, held for notification `id`.
+    fn release(&self, slot: usize, id: u64);
+    /// The person's home directory, which no lasting answer may cover.
+    fn home(&self) -> &Path;
+    /// Counts a question asked.
+    fn asked(&self);
+    /// The session's decision for `syscall` writing `files`, with the lasting `rules` and its
+    /// timed grants; and the index of the path that decided.
+    fn decide(
+        &self,
+        syscall: &str,
+        files: &[&Path],
+        rules: &rules::Rules,
+    ) -> (Decision, Reason, usize);
+    /// Allows `scope` for the timed-answer duration.
+    fn grant_for_a_while(&self, scope: PathBuf);
+    /// Allows `scope` until the session ends.
+    fn grant_for_the_session(&self, scope: PathBuf);
+    /// Counts a decision.
+    fn count(&self, decision: Decision);
+    /// Writes one line to the session's log, if it has one.
+    fn record(&self, pid: i32, exe: &str, syscall: &str, path: &str, d: Decision, r: Reason);
+    /// Answers notification `id`.
+    fn reply(&self, id: u64, reply: Reply);
+    /// Strict mode: performs the write prepared for notification `id` of thread `tid` on a
+    /// thread of its own, answers it and frees its journal `slot`.
+    fn perform(self: Arc<Self>, id: u64, tid: i32, action: Write, slot: Option<usize>);
+    /// Whether the session still runs.
+    fn live(&self) -> bool;
+    /// Whether notification `id` still waits for its answer.
+    fn waiting(&self, id: u64) -> bool;
+}
 
 /// A question and what is needed to answer it.
 struct Pending {
@@ -26,7 +65,7 @@ struct Pending {
     /// Every path the syscall writes, as resolved (the question shows those that needed an
     /// answer): all are checked again before the write is let through.
     all: Vec<PathBuf>,
-    session: Arc<Shared>,
+    session: Arc<dyn Host>,
     tid: i32,
     /// The notifications waiting on it: one, or more when the same thread asked again for
     /// the same write (a syscall restarted after a signal, on kernels without
@@ -46,11 +85,9 @@ struct Waiting {
 impl Pending {
     /// Frees the journal slots: the question is settled.
     fn release(&self) {
-        if let Some(j) = self.session.journal() {
-            for w in &self.notifs {
-                if let Some(s) = w.slot {
-                    j.release(s, w.id);
-                }
+        for w in &self.notifs {
+            if let Some(s) = w.slot {
+                self.session.release(s, w.id);
             }
         }
     }
@@ -119,17 +156,14 @@ impl Questions {
     /// asked: a question a daemon restart would lose must not be left waiting).
     pub fn ask(
         &self,
-        session: &Arc<Shared>,
+        session: &Arc<dyn Host>,
         n: &Notif,
         mut question: Question,
         all: Vec<PathBuf>,
         action: Option<Write>,
     ) -> Result<(), JournalFull> {
         let tid = n.pid as i32;
-        let slot = match session.journal() {
-            Some(j) => Some(j.hold(n).ok_or(JournalFull)?),
-            None => None,
-        };
+        let slot = session.hold(n)?;
         let notif = Waiting {
             id: n.id,
             slot,
@@ -148,7 +182,7 @@ impl Questions {
         }
         question.id = self.next_id.fetch_add(1, Ordering::Relaxed);
         question.number = self.next_number.fetch_add(1, Ordering::Relaxed);
-        session.info.questions.fetch_add(1, Ordering::Relaxed);
+        session.asked();
         pending.insert(
             question.id,
             Pending {
@@ -310,14 +344,11 @@ impl Questions {
             match (w.action, reply) {
                 // Strict mode: allowed means performed, on the descriptors held since the
                 // question was asked (the journal slot is freed once answered).
-                (Some(action), Reply::Continue) => {
-                    let fifo = action.may_block();
-                    perform_later(s.clone(), w.id, p.tid, action, w.slot, fifo);
-                }
+                (Some(action), Reply::Continue) => s.clone().perform(w.id, p.tid, action, w.slot),
                 _ => {
-                    let _ = seccomp::send(s.listener(), w.id, reply);
-                    if let (Some(j), Some(slot)) = (s.journal(), w.slot) {
-                        j.release(slot, w.id);
+                    s.reply(w.id, reply);
+                    if let Some(slot) = w.slot {
+                        s.release(slot, w.id);
                     }
                 }
             }
@@ -339,13 +370,7 @@ impl Questions {
             let mut pending = self.pending.lock().unwrap();
             let ids: Vec<u64> = pending
                 .values()
-                .filter(|p| {
-                    !p.session.info.live.load(Ordering::Relaxed)
-                        || !p
-                            .notifs
-                            .iter()
-                            .any(|w| seccomp::id_valid(p.session.listener(), w.id))
-                })
+                .filter(|p| !p.session.live() || !p.notifs.iter().any(|w| p.session.waiting(w.id)))
                 .map(|p| p.question.id)
                 .collect();
             ids.iter().filter_map(|i| pending.remove(i)).collect()
@@ -354,7 +379,7 @@ impl Questions {
             // Answered, not just dropped: the launcher may still hold the listener (the
             // session ended on the daemon's side), and nothing may wait forever.
             for w in &p.notifs {
-                let _ = seccomp::send(p.session.listener(), w.id, Reply::Fail(libc::EACCES));
+                p.session.reply(w.id, Reply::Fail(libc::EACCES));
             }
             p.release();
             p.session.record(
@@ -399,3 +424,6 @@ pub fn now_ms() -> u64 {
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests;

@@ -307,7 +307,13 @@ impl Supervisor<'_> {
         };
         if self
             .questions
-            .ask(shared, n, q, all, action.take())
+            .ask(
+                &(shared.clone() as Arc<dyn crate::ask::Host>),
+                n,
+                q,
+                all,
+                action.take(),
+            )
             .is_err()
         {
             eprintln!(

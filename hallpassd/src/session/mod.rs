@@ -263,3 +263,64 @@ impl Shared {
         }
     }
 }
+
+/// What questions need of the session they wait in.
+impl crate::ask::Host for Shared {
+    fn hold(&self, n: &seccomp::Notif) -> Result<Option<usize>, crate::ask::JournalFull> {
+        match self.journal() {
+            Some(j) => j.hold(n).map(Some).ok_or(crate::ask::JournalFull),
+            None => Ok(None),
+        }
+    }
+
+    fn release(&self, slot: usize, id: u64) {
+        if let Some(j) = self.journal() {
+            j.release(slot, id);
+        }
+    }
+
+    fn home(&self) -> &Path {
+        Shared::home(self)
+    }
+
+    fn asked(&self) {
+        self.info.questions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn decide(&self, syscall: &str, files: &[&Path], rules: &Rules) -> (Decision, Reason, usize) {
+        Shared::decide(self, syscall, files, rules)
+    }
+
+    fn grant_for_a_while(&self, scope: PathBuf) {
+        Shared::grant_for_a_while(self, scope)
+    }
+
+    fn grant_for_the_session(&self, scope: PathBuf) {
+        Shared::grant_for_the_session(self, scope)
+    }
+
+    fn count(&self, decision: Decision) {
+        Shared::count(self, decision)
+    }
+
+    fn record(&self, pid: i32, exe: &str, syscall: &str, path: &str, d: Decision, r: Reason) {
+        Shared::record(self, pid, exe, syscall, path, d, r)
+    }
+
+    fn reply(&self, id: u64, reply: Reply) {
+        let _ = seccomp::send(self.listener(), id, reply);
+    }
+
+    fn perform(self: Arc<Self>, id: u64, tid: i32, action: Action, slot: Option<usize>) {
+        let fifo = action.may_block();
+        perform_later(self, id, tid, action, slot, fifo);
+    }
+
+    fn live(&self) -> bool {
+        self.info.live.load(Ordering::Relaxed)
+    }
+
+    fn waiting(&self, id: u64) -> bool {
+        seccomp::id_valid(self.listener(), id)
+    }
+}
