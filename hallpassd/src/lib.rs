@@ -7,26 +7,26 @@
 //! filter the launcher installs is compiled here (`filter.rs`) from the one syscall table
 //! (`syscalls.rs`).
 
-pub mod api;
-pub mod ask;
+pub(crate) mod api;
+pub(crate) mod ask;
 pub mod bpf;
 pub mod daemon;
-pub mod decode;
-pub mod dircache;
+pub(crate) mod decode;
+pub(crate) mod dircache;
 pub mod filter;
-pub mod journal;
-pub mod log;
-pub mod mem;
-pub mod peer;
-pub mod periodic;
-pub mod policy;
-pub mod process;
-pub mod resolve;
-pub mod rules;
-pub mod scope;
-pub mod server;
-pub mod service;
-pub mod session;
-pub mod strict;
-pub mod sys;
+pub(crate) mod journal;
+pub(crate) mod log;
+pub(crate) mod mem;
+pub(crate) mod peer;
+pub(crate) mod periodic;
+pub(crate) mod policy;
+pub(crate) mod process;
+pub(crate) mod resolve;
+pub(crate) mod rules;
+pub(crate) mod scope;
+pub(crate) mod server;
+pub(crate) mod service;
+pub(crate) mod session;
+pub(crate) mod strict;
+pub(crate) mod sys;
 pub mod syscalls;

@@ -171,7 +171,8 @@ impl Memory {
 }
 
 /// Opens `/proc/TID/mem` ourselves: what the launcher does when asked to lend.
-pub fn open_mem(tid: i32) -> io::Result<File> {
+#[cfg(test)]
+fn open_mem(tid: i32) -> io::Result<File> {
     File::open(format!("/proc/{tid}/mem"))
 }
 

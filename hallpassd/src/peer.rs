@@ -32,11 +32,10 @@ use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 
 use crate::sys;
 
-/// A checked peer.
+/// A checked peer: it runs as the daemon's user.
 #[derive(Clone, Copy, Debug)]
 pub struct Peer {
     pub pid: i32,
-    pub uid: u32,
 }
 
 /// Why a peer was turned away.
@@ -122,7 +121,7 @@ pub fn check(stream: &UnixStream, launchers: &[i32]) -> Result<Peer, PeerError> 
     let pidfd = sys::peer::peer_pidfd(stream.as_fd())
         .or_else(|_| sys::fsops::pidfd_open(pid))
         .map_err(|_| unknown())?;
-    let peer = Peer { pid, uid: c.uid() };
+    let peer = Peer { pid };
     let verdict = ancestry(pid, launchers).and_then(|()| match seccomp_of(pid) {
         Ok(s) if !s.marks_supervised() => Ok(peer),
         Ok(s) => Err(PeerError::Sandboxed {

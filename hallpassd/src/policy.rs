@@ -151,10 +151,12 @@ pub struct Answered<'a> {
     pub now: Duration,
 }
 
+#[cfg(test)]
 static NO_PATHS: PathSet = PathSet(Vec::new());
 
 impl Answered<'_> {
     /// Nothing answered yet.
+    #[cfg(test)]
     pub fn none() -> Answered<'static> {
         Answered {
             never: &NO_PATHS,
@@ -224,6 +226,7 @@ pub const IMPLICIT_DEVICES: [&str; 7] = [
 
 impl Policy {
     /// The decision for a write to `path` (absolute, resolved as the target sees it).
+    #[cfg(test)]
     pub fn decide(&self, path: &Path, answered: &Answered) -> (Decision, Reason) {
         self.decide_as(path, answered, true)
     }
@@ -344,6 +347,7 @@ impl Policy {
     /// The decision for a syscall that writes several paths (a rename, a link): denied if any
     /// is denied, asked if any is asked, allowed only if all are. Returns the index of the path
     /// that decided, for the log.
+    #[cfg(test)]
     pub fn decide_all(&self, paths: &[&Path], answered: &Answered) -> (Decision, Reason, usize) {
         self.decide_each(paths, answered, true)
     }

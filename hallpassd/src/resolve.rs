@@ -160,11 +160,6 @@ impl ProcDirs {
         read_link_at(Some(self.dirs[&tid].as_fd()), name.as_bytes())
     }
 
-    /// Forgets thread `tid` (it exited).
-    pub fn forget(&mut self, tid: i32) {
-        self.dirs.remove(&tid);
-    }
-
     fn open(&mut self, tid: i32) -> io::Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         if self.dirs.len() >= MAX_PROC_DIRS {

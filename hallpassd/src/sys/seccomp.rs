@@ -98,7 +98,7 @@ compile_error!("the session journal assumes a little-endian `struct seccomp_noti
 
 impl Notif {
     /// The notification as ten words, laid out as the kernel writes it.
-    pub fn to_words(&self) -> [u64; 10] {
+    pub fn to_words(self) -> [u64; 10] {
         let d = &self.data;
         [
             self.id,

@@ -32,7 +32,7 @@ mod roots;
 mod who;
 
 use names::{checked, checked_as};
-pub use names::{checked_path_of, path_of, self_path, still_named};
+pub use names::{path_of, self_path, still_named};
 use roots::Place;
 pub use roots::Roots;
 pub use who::Who;
@@ -97,7 +97,6 @@ pub struct Walker<'r> {
 
 /// Where a relative path starts.
 pub enum Base {
-    Cwd,
     Fd(i32),
 }
 
@@ -131,7 +130,6 @@ impl<'r> Walker<'r> {
     /// object itself). A descriptor that is not open is `EBADF`.
     pub fn base(&self, base: &Base) -> Sys<OwnedFd> {
         let link = match base {
-            Base::Cwd => format!("/proc/{}/cwd", self.who.tid),
             Base::Fd(fd) if *fd == libc::AT_FDCWD => format!("/proc/{}/cwd", self.who.tid),
             Base::Fd(fd) if *fd < 0 => return Err(Errno::EBADF),
             Base::Fd(fd) => format!("/proc/{}/fd/{fd}", self.who.tid),

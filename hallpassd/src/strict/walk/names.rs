@@ -9,12 +9,8 @@ use super::*;
 /// mount. A name the kernel gives can lie: for an object of another mount namespace (reached
 /// through `/proc/PID/root`, or a descriptor passed in from one) it is relative to that
 /// namespace. `EACCES` then. An unlinked object is checked by its directory's mount.
-/// `None` for what is not a file on disk (a pipe, socket, anonymous inode).
-pub fn checked_path_of(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<PathBuf>> {
-    Ok(checked(fd, roots)?.map(|(p, _)| p))
-}
-
-/// [`checked_path_of`], and the object's device.
+/// `None` for what is not a file on disk (a pipe, socket, anonymous inode); else the path
+/// and the object's device.
 pub(super) fn checked(fd: BorrowedFd<'_>, roots: &Roots) -> Sys<Option<(PathBuf, u64)>> {
     checked_as(fd, &fsops::held_stat(fd)?, roots)
 }
