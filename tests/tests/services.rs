@@ -910,7 +910,7 @@ b.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
 a.sendmsg([b"c"], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, ints(os.getpid(), os.getuid(), os.getgid()))])
 pid, uid, gid = array.array("i", b.recvmsg(10, 100)[1][0][2])
 print("creds", uid == os.getuid(), gid == os.getgid())
-for bad in [ints(os.getpid(), 4242, os.getgid()), ints(os.getpid(), os.getuid(), 4242)]:
+for bad in [ints(os.getpid(), 4242, os.getgid()), ints(os.getpid(), os.getuid(), 4242), ints(1, os.getuid(), os.getgid())]:
     try: a.sendmsg([b"c"], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, bad)]); print("forged", b.recvmsg(10, 100)[1][0][2] == bad)
     except OSError as e: print("forged", e.errno)
 try: a.sendmsg([b"c"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, ints(999))])
@@ -921,8 +921,8 @@ v.bind(("127.0.0.1", 0)); u.sendto(b"udp", v.getsockname()); print(v.recv(10).de
         let out = run_session(&s, &["--mode=strict", "--prompt=deny", &logf], script);
         // Root may claim any uid and gid (CAP_SETUID, CAP_SETGID); a user may not.
         let forged = match v.who {
-            Who::Me if am_root() => "forged True\nforged True\n",
-            _ => "forged 1\nforged 1\n",
+            Who::Me if am_root() => "forged True\nforged True\nforged True\n",
+            _ => "forged 1\nforged 1\nforged 1\n",
         };
         assert_eq!(
             stdout(&out),

@@ -126,7 +126,15 @@ pub fn prepare(
             "sendmsg" => read_msghdr(t, a[1], stream),
             _ => read_msghdr(t, a[1] + i * MMSGHDR, stream),
         }
-        .and_then(|raw| s.add(t, w, raw, decides, family, &mut path));
+        .and_then(|raw| {
+            // One budget for the whole call: a batch stops before the message that would
+            // pass it, so one sendmmsg cannot make the daemon hold gigabytes.
+            let size = raw.data.len() + raw.control.len();
+            if i > 0 && s.size() + size > MAX_DATA {
+                return Ok(false);
+            }
+            s.add(t, w, raw, decides, family, &mut path)
+        });
         match added {
             Ok(true) => {}
             // Another destination than the first's: left for the process's next call, as
@@ -242,6 +250,14 @@ fn read_data(t: &mut Target<'_>, iovs: &[(u64, usize)], stream: bool) -> Sys<Vec
 }
 
 impl Send {
+    /// The bytes of data and control held.
+    fn size(&self) -> usize {
+        self.msgs
+            .iter()
+            .map(|m| m.data.len() + m.control.len())
+            .sum()
+    }
+
     /// Adds one message read from the process; `false` when it goes to another Unix socket
     /// than the one decided on (the batch stops before it).
     fn add(
