@@ -5,7 +5,7 @@
 #   bench/sendmsg.sh [N]        HALLPASS=path/to/hallpass (default target/release/hallpass)
 set -eu
 N=${1:-100000}
-HP=${HALLPASS:-$(dirname "$0")/../target/release/hallpass}
+HP=$(realpath "${HALLPASS:-$(dirname "$0")/../target/release/hallpass}")
 PROG='
 import socket, sys, time
 n = int(sys.argv[1])
