@@ -406,12 +406,13 @@ fn key(view: &mut View, k: &[u8]) -> Key {
 }
 
 /// What a question asks for: `write PATH`, or `connect to SOCKET (SERVICE)` for a
-/// connection to a service outside the session.
+/// connection to a service outside the session (`send to` for a datagram).
 pub fn verb_and_what(q: &Question, what: String) -> (&'static str, String) {
-    if q.syscall == "connect" {
-        let service = crate::bar::clean(&q.service);
-        ("connect to", format!("{what} ({service})"))
-    } else {
-        ("write", what)
-    }
+    let verb = match q.syscall.as_str() {
+        "connect" => "connect to",
+        "sendto" | "sendmsg" | "sendmmsg" => "send to",
+        _ => return ("write", what),
+    };
+    let service = crate::bar::clean(&q.service);
+    (verb, format!("{what} ({service})"))
 }

@@ -214,7 +214,8 @@ impl Decoder {
                 Ok(Op::Connect { path, name })
             }
             Kind::Exec => Ok(Op::Pass { exec: true }),
-            Kind::Creds => Ok(Op::Pass { exec: false }),
+            // Lite mode lets sends through in the filter; strict mode performs them.
+            Kind::Creds | Kind::Send { .. } => Ok(Op::Pass { exec: false }),
             // The filter lets it through; a notification would be a filter bug.
             Kind::Pass => Ok(Op::Pass { exec: false }),
             Kind::OtherProcess { .. } | Kind::Rlimit { .. } => {

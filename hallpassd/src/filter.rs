@@ -90,6 +90,11 @@ fn route(kind: Kind, opts: Options) -> Route {
         Kind::Creds => Route::Allow,
         Kind::Connect { .. } if strict || opts.report_connect => Route::Notify,
         Kind::Connect { .. } => Route::Allow,
+        // Strict mode: a sendto with an address, and every sendmsg and sendmmsg (their
+        // addresses are in memory). Lite mode leaves sends to the kernel.
+        Kind::Send { addr: Some(_), .. } if strict => Route::Check,
+        Kind::Send { .. } if strict => Route::Notify,
+        Kind::Send { .. } => Route::Allow,
     }
 }
 
@@ -350,6 +355,12 @@ fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind, strict: bool) {
             a.jump(Cond::Eq, RLIMIT_CORE, core, allow);
             a.bind(core);
             jump_if_zero(a, new, allow, notify);
+        }
+        Kind::Send {
+            addr: Some(addr), ..
+        } => {
+            // send() is sendto with no address: it goes where the socket is connected.
+            jump_if_zero(a, addr, allow, notify);
         }
         _ => unreachable!("only the kinds routed to Check get handlers"),
     }
@@ -618,6 +629,37 @@ mod tests {
         assert_eq!(connect(Coverage::Lite, false), SECCOMP_RET_ALLOW);
         assert_eq!(connect(Coverage::Lite, true), SECCOMP_RET_USER_NOTIF);
         assert_eq!(connect(Coverage::Strict, false), SECCOMP_RET_USER_NOTIF);
+    }
+
+    #[test]
+    fn sends_with_an_address_go_to_the_daemon_in_strict_mode_only() {
+        for arch in [Arch::X86_64, Arch::Aarch64] {
+            let nr = |name| {
+                TABLE
+                    .iter()
+                    .find(|s| s.name == name)
+                    .and_then(|s| s.nr(arch))
+                    .unwrap()
+            };
+            let verdict = |cov, name, args| {
+                let p = compile(arch, opts(cov)).unwrap();
+                run(&p, &data(arch.audit(), nr(name), args)).unwrap()
+            };
+            let to_addr = [3, 0x1000, 5, 0, 0x2000, 110];
+            // send() is sendto with a NULL address (both halves zero).
+            let no_addr = [3, 0x1000, 5, 0, 0, 110];
+            let high_addr = [3, 0x1000, 5, 0, 1 << 32, 110];
+            for (cov, want) in [
+                (Coverage::Lite, SECCOMP_RET_ALLOW),
+                (Coverage::Strict, SECCOMP_RET_USER_NOTIF),
+            ] {
+                assert_eq!(verdict(cov, "sendto", to_addr), want, "{arch:?} {cov:?}");
+                assert_eq!(verdict(cov, "sendto", high_addr), want, "{arch:?} {cov:?}");
+                assert_eq!(verdict(cov, "sendmsg", [3; 6]), want, "{arch:?} {cov:?}");
+                assert_eq!(verdict(cov, "sendmmsg", [3; 6]), want, "{arch:?} {cov:?}");
+                assert_eq!(verdict(cov, "sendto", no_addr), SECCOMP_RET_ALLOW);
+            }
+        }
     }
 
     #[test]

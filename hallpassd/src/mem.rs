@@ -130,6 +130,43 @@ impl Memory {
         Ok(())
     }
 
+    /// Reads exactly `buf.len()` bytes, however many pages they span (a datagram's data).
+    pub fn read_all(
+        &mut self,
+        tid: i32,
+        addr: u64,
+        buf: &mut [u8],
+        lender: &mut dyn Lender,
+    ) -> io::Result<()> {
+        let efault = || io::Error::from_raw_os_error(libc::EFAULT);
+        if buf.is_empty() {
+            return Ok(());
+        }
+        if !self.lend {
+            // One remote range: any fault is EFAULT, as the kernel's own copy would be.
+            let remote = [RemoteIoVec {
+                base: addr as usize,
+                len: buf.len(),
+            }];
+            let want = buf.len();
+            let n = process_vm_readv(Pid::from_raw(tid), &mut [io::IoSliceMut::new(buf)], &remote)
+                .map_err(|e| match e {
+                    nix::errno::Errno::EFAULT | nix::errno::Errno::EINVAL => efault(),
+                    e => io::Error::from(e),
+                })?;
+            return if n == want { Ok(()) } else { Err(efault()) };
+        }
+        let mut done = 0;
+        while done < buf.len() {
+            let n = self.read_some(tid, addr + done as u64, &mut buf[done..], lender)?;
+            if n == 0 {
+                return Err(efault());
+            }
+            done += n;
+        }
+        Ok(())
+    }
+
     /// Reads a NUL-terminated string of at most [`PATH_MAX`] bytes (NUL included).
     pub fn read_cstr(
         &mut self,

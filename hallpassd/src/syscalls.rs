@@ -130,6 +130,12 @@ pub enum Kind {
     /// Unix socket whose listener is outside the session like a write and performs the
     /// connect itself; lite mode, with a log, records it.
     Connect { fd: u8, addr: u8, len: u8 },
+    /// `sendto` (its address argument `addr`), `sendmsg`, `sendmmsg` (`addr` None: the
+    /// addresses are in memory): a datagram to a Unix socket reaches a service as a
+    /// connection does. Strict mode has the daemon make every send with an address (any
+    /// `sendmsg`), deciding those to a Unix socket outside the session; lite mode lets them
+    /// through.
+    Send { fd: u8, addr: Option<u8> },
     /// `seccomp`: refused when it would install a second listener.
     Seccomp { op: u8, flags: u8 },
     /// `clone`, `unshare`: refused (`EPERM`) in strict mode when `flags` asks for a new user
@@ -996,11 +1002,29 @@ pub static TABLE: &[Syscall] = &[
     pass("getpeername", Some(52), Some(205)),
     pass("setsockopt", Some(54), Some(208)),
     pass("getsockopt", Some(55), Some(209)),
-    pass("sendto", Some(44), Some(206)),
+    sys(
+        "sendto",
+        Some(44),
+        Some(206),
+        Kind::Send {
+            fd: 0,
+            addr: Some(4),
+        },
+    ),
     pass("recvfrom", Some(45), Some(207)),
-    pass("sendmsg", Some(46), Some(211)),
+    sys(
+        "sendmsg",
+        Some(46),
+        Some(211),
+        Kind::Send { fd: 0, addr: None },
+    ),
     pass("recvmsg", Some(47), Some(212)),
-    pass("sendmmsg", Some(307), Some(269)),
+    sys(
+        "sendmmsg",
+        Some(307),
+        Some(269),
+        Kind::Send { fd: 0, addr: None },
+    ),
     pass("recvmmsg", Some(299), Some(243)),
     // System V IPC and message queues already open (their objects are in no file system).
     pass("shmget", Some(29), Some(194)),
@@ -1088,7 +1112,7 @@ pub fn landlock_covers(sc: &Syscall, args: &[u64; 6]) -> bool {
 /// Whether the syscall called `name` connects to a service: decided on the socket's path,
 /// but as a connection, not a write ([`crate::policy::Call::connect`]).
 pub fn connects(name: &str) -> bool {
-    name == "connect"
+    matches!(name, "connect" | "sendto" | "sendmsg" | "sendmmsg")
 }
 
 /// Whether the syscall called `name` renames: it may move a directory, and everything below

@@ -186,6 +186,29 @@ fn races() -> Vec<Case> {
             },
         },
         Case {
+            name: "sendmsg address flip",
+            args: |n, i, o| {
+                // The denied receiver: this test's, outside any session, kept bound for the
+                // test's life. Its queue fills (MSG_DONTWAIT then fails): enough to show
+                // the race natively.
+                let denied = o.join("dgram.sock");
+                let _ = std::fs::remove_file(&denied);
+                let sock = std::os::unix::net::UnixDatagram::bind(&denied).unwrap();
+                let _ = std::fs::set_permissions(
+                    &denied,
+                    std::os::unix::fs::PermissionsExt::from_mode(0o777),
+                );
+                std::mem::forget(sock);
+                let v = [
+                    "send-flip",
+                    &n.to_string(),
+                    &s(i.join("allowed.sock")),
+                    &s(denied),
+                ];
+                v.map(String::from).to_vec()
+            },
+        },
+        Case {
             name: "dir-swap chmod",
             args: |n, i, o| {
                 file(&o.join("f"), "x");

@@ -236,6 +236,37 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
     // A backstop the kernel enforces, best effort (lite mode does not depend on it); in
     // strict mode, where it can, the domain that lets the daemon leave writes to the kernel.
     let entered = landlock::enter(&p.landlock);
+    // The listener is handed over by a helper made before the filter: it shares this
+    // process's descriptors (CLONE_FILES) but not its filter. Under the filter, strict
+    // mode's sendmsg would wait for the very daemon the listener is sent to.
+    let mut pipe = [-1; 2];
+    if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+        fail(STAGE_FILTER);
+    }
+    // SAFETY: a fork-like clone (no CLONE_VM, no new stack): the helper runs on its own
+    // copy of this memory, makes only async-signal-safe calls, and ends in _exit.
+    let helper = libc::syscall(
+        libc::SYS_clone,
+        libc::CLONE_FILES | libc::SIGCHLD,
+        0,
+        0,
+        0,
+        0,
+    );
+    if helper == 0 {
+        // The helper: waits for the listener's number and its byte, sends it, and is done.
+        let mut got = [0u8; 5];
+        let ok = libc::read(pipe[0], got.as_mut_ptr().cast(), got.len()) == got.len() as isize
+            && hand_over(
+                sock,
+                i32::from_ne_bytes([got[1], got[2], got[3], got[4]]),
+                got[0],
+            );
+        libc::_exit(if ok { 0 } else { 1 });
+    }
+    if helper < 0 {
+        fail(STAGE_FILTER);
+    }
     let mut flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
     if p.wait_killable {
         flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
@@ -258,12 +289,40 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
         fail(STAGE_FILTER);
     }
     let listener = fd as libc::c_int;
-    // Send the listener with one byte of data, which says what domain the child entered.
-    let mut byte = [if entered == Entered::Writes {
+    // The listener's number and one byte that says what domain the child entered, for the
+    // helper to send; then its word that it did.
+    let byte = if entered == Entered::Writes {
         LISTENER_IN_WRITE_DOMAIN
     } else {
         LISTENER
-    }];
+    };
+    let mut word = [byte, 0, 0, 0, 0];
+    word[1..].copy_from_slice(&listener.to_ne_bytes());
+    let mut status = 0;
+    if libc::write(pipe[1], word.as_ptr().cast(), word.len()) != word.len() as isize
+        || libc::waitpid(helper as libc::pid_t, &mut status, 0) != helper as libc::pid_t
+        || status != 0
+    {
+        libc::_exit(125);
+    }
+    libc::close(pipe[0]);
+    libc::close(pipe[1]);
+    libc::close(listener);
+    // Wait for the go: one byte once the daemon has attached, end of file if not.
+    let mut go = [0u8];
+    if libc::read(sock, go.as_mut_ptr().cast(), 1) != 1 {
+        libc::_exit(125);
+    }
+    libc::execve(p.path.as_ptr(), p.argv_p.as_ptr(), p.env_p.as_ptr());
+    fail(STAGE_EXEC);
+}
+
+/// Sends `listener` on `sock` with one byte of data, `byte`.
+///
+/// # Safety
+/// Async-signal-safe: called in a forked child, on descriptors it holds.
+unsafe fn hand_over(sock: RawFd, listener: RawFd, byte: u8) -> bool {
+    let mut byte = [byte];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr().cast(),
         iov_len: 1,
@@ -278,17 +337,7 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
     msg.msg_iovlen = 1;
     msg.msg_control = (&mut cmsg as *mut FdCmsg).cast();
     msg.msg_controllen = libc::CMSG_SPACE(size_of::<libc::c_int>() as u32) as _;
-    if libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL) != 1 {
-        libc::_exit(125);
-    }
-    libc::close(listener);
-    // Wait for the go: one byte once the daemon has attached, end of file if not.
-    let mut go = [0u8];
-    if libc::read(sock, go.as_mut_ptr().cast(), 1) != 1 {
-        libc::_exit(125);
-    }
-    libc::execve(p.path.as_ptr(), p.argv_p.as_ptr(), p.env_p.as_ptr());
-    fail(STAGE_EXEC);
+    libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL) == 1
 }
 
 /// The command's seccomp listener, as the child sent it.

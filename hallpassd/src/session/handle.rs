@@ -291,15 +291,15 @@ impl Supervisor<'_> {
                 .collect(),
             chain: crate::process::chain(pid, top),
             // A service is its socket, not the directory it is in.
-            scope: match action {
-                Some(Action::Connect(_)) => path.to_string_lossy().into_owned(),
-                _ => crate::scope::suggest(path, &shared.home)
+            scope: match action.as_mut().and_then(|a| a.dest_mut()) {
+                Some(_) => path.to_string_lossy().into_owned(),
+                None => crate::scope::suggest(path, &shared.home)
                     .to_string_lossy()
                     .into_owned(),
             },
-            service: match action {
-                Some(Action::Connect(c)) => c.service.clone(),
-                _ => String::new(),
+            service: match action.as_mut().and_then(|a| a.dest_mut()) {
+                Some(d) => d.service.clone(),
+                None => String::new(),
             },
             timed_secs: shared.timed_secs(),
             asked_ms: crate::ask::now_ms(),

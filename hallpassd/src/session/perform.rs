@@ -1,6 +1,6 @@
 //! Writes performed on a thread of their own: an answered question's, an open that waits for
-//! a FIFO's other end, a blocking connect; with a watchdog that interrupts one whose
-//! process is gone.
+//! a FIFO's other end, a blocking connect or send; with a watchdog that interrupts one whose
+//! process is gone (and a send whose process has a signal to take).
 
 use super::*;
 
@@ -32,6 +32,8 @@ pub fn perform_later(
         release_slot(&shared);
         return;
     }
+    // A send may wait as long as its receiver does not read, answered question or not.
+    let sends = action.sends();
     let state = Arc::new(Mutex::new(Performing::Starting));
     let (s2, state2) = (shared.clone(), state.clone());
     let spawned = std::thread::Builder::new()
@@ -71,11 +73,12 @@ pub fn perform_later(
         release_slot(&shared);
         return;
     }
-    if !fifo {
+    if !fifo && !sends {
         return;
     }
     // The watchdog: once the process is gone, its open is interrupted (EINTR), as often as
-    // it takes.
+    // it takes. A send also once the process has a signal pending, which natively would
+    // interrupt it (the process sees EINTR, or the count sent so far).
     let _ = std::thread::Builder::new()
         .name("hallpassd-fifo-watch".into())
         .spawn(move || {
@@ -87,7 +90,9 @@ pub fn perform_later(
                     Performing::Done => break,
                     Performing::Starting => {}
                     Performing::Running(t) => {
-                        if !seccomp::id_valid(shared.listener(), id) {
+                        if !seccomp::id_valid(shared.listener(), id)
+                            || (sends && crate::strict::send::signalled(tid))
+                        {
                             crate::sys::fsops::interrupt(t);
                         }
                     }

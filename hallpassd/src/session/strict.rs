@@ -141,7 +141,7 @@ impl Supervisor<'_> {
                     syscall,
                     paths,
                     mut action,
-                } => match self.settle_connect(tid, &mut action, &paths) {
+                } => match self.settle_connect(tid, syscall, &mut action, &paths) {
                     Some(Reply::Continue) => Prepared::Perform(action),
                     Some(r) => {
                         info.denied.fetch_add(1, Ordering::Relaxed);
@@ -217,29 +217,31 @@ impl Supervisor<'_> {
         let _ = seccomp::send(listener, n.id, Reply::Fail(libc::ELOOP));
     }
 
-    /// A connection between the session's own processes passes (`Continue`: perform it),
-    /// one to hallpassd is refused; `None` for any other, then decided as a write, the
-    /// action now naming the service for the question (`strict/connect.rs`).
+    /// A connection (or a datagram) between the session's own processes passes
+    /// (`Continue`: perform it), one to hallpassd is refused; `None` for any other, then
+    /// decided as a write, the action now naming the service for the question
+    /// (`strict/connect.rs`).
     pub(super) fn settle_connect(
         &self,
         tid: i32,
+        syscall: &'static str,
         action: &mut Action,
         paths: &[Resolved],
     ) -> Option<Reply> {
-        let (Action::Connect(c), [Resolved::Path(p)]) = (action, paths) else {
+        let (Some(c), [Resolved::Path(p)]) = (action.dest_mut(), paths) else {
             return None;
         };
         let shared = &self.shared;
         let allowed = || {
             let rules = self.questions.rules().current();
-            shared.decide("connect", &[p], &rules).0 == Decision::Allow
+            shared.decide(syscall, &[p], &rules).0 == Decision::Allow
         };
         let session = shared.info.pid.load(Ordering::Relaxed);
         match crate::strict::connect::settle(c, session, allowed) {
             crate::strict::connect::Settled::Pass => Some(Reply::Continue),
             crate::strict::connect::Settled::Refuse(e) => {
                 let shown = p.to_string_lossy();
-                self.record(tid, "connect", &shown, Decision::Deny, Reason::Protected);
+                self.record(tid, syscall, &shown, Decision::Deny, Reason::Protected);
                 Some(Reply::Fail(e))
             }
             crate::strict::connect::Settled::Decide => None,

@@ -15,7 +15,7 @@ use crate::resolve::Resolved;
 use crate::service::{self, Listener, Name};
 use crate::sys::fsops::{self, Sys};
 
-/// What the process connects to.
+/// What the process connects or sends to.
 pub enum To {
     /// An address to give the kernel as it is: another family, `AF_UNSPEC`.
     Addr(Vec<u8>),
@@ -25,13 +25,42 @@ pub enum To {
     Abstract(Vec<u8>),
 }
 
-/// A connection to make on the process's socket.
-pub struct Connect {
-    pub sock: OwnedFd,
+impl To {
+    /// The address to give the kernel: for a socket file, `/proc/thread-self/fd/N` of the
+    /// held descriptor, so the kernel reaches the very inode decided on.
+    pub fn addr(&self) -> std::borrow::Cow<'_, [u8]> {
+        match self {
+            To::Addr(a) | To::Abstract(a) => a.into(),
+            To::File(f) => {
+                let mut a = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
+                a.extend_from_slice(format!("/proc/thread-self/fd/{}", f.as_raw_fd()).as_bytes());
+                a.push(0);
+                a.into()
+            }
+        }
+    }
+}
+
+/// Where a connection or a datagram goes: the address and, for a Unix one, the socket the
+/// policy decides on.
+pub struct Dest {
     pub to: To,
     /// Who listens there, for a question: set by [`settle`].
     pub service: String,
     name: Option<Name>,
+}
+
+impl Dest {
+    /// Whether `other` names the same socket as this one (a batch of datagrams decided once).
+    pub fn same(&self, other: &Dest) -> bool {
+        self.name.is_some() && self.name == other.name
+    }
+}
+
+/// A connection to make on the process's socket.
+pub struct Connect {
+    pub sock: OwnedFd,
+    pub dest: Dest,
 }
 
 /// Prepares `connect(fd, addr, len)`: a Unix address is a connection to decide, any other
@@ -44,18 +73,32 @@ pub fn prepare(t: &mut Target<'_>, w: &mut Walker, a: &[u64; 6]) -> Sys<Prepared
     let mut sa = vec![0u8; len];
     super::emulate::read_bytes(t, a[1], &mut sa)?;
     let sock = super::emulate::take_fd(t, a[0] as i32)?;
-    let family = (len >= 2).then(|| u16::from_ne_bytes([sa[0], sa[1]]));
-    let unix = family == Some(libc::AF_UNIX as u16) && len > 2;
-    let perform = |sock, to| Prepared::Perform(Action::Connect(Connect::new(sock, to, None)));
-    if !unix || fsops::socket_domain(sock.as_fd())? != libc::AF_UNIX {
-        // The kernel's own answer for an address of another family than the socket's.
-        return Ok(perform(sock, To::Addr(sa)));
+    let unix = fsops::socket_domain(sock.as_fd())? == libc::AF_UNIX;
+    let (dest, res) = dest(w, unix, sa)?;
+    let action = Action::Connect(Connect { sock, dest });
+    Ok(match res {
+        Some(path) => Prepared::Write {
+            syscall: "connect",
+            paths: vec![path],
+            action,
+        },
+        None => Prepared::Perform(action),
+    })
+}
+
+/// Where address `sa` leads from a socket (`unix`: of the Unix family), and what the policy
+/// decides on: nothing for another family's address (the kernel's own answer follows); a
+/// socket file, walked as a write's path is and held; an abstract name as `@name`.
+pub fn dest(w: &mut Walker, unix: bool, sa: Vec<u8>) -> Sys<(Dest, Option<Resolved>)> {
+    let family = (sa.len() >= 2).then(|| u16::from_ne_bytes([sa[0], sa[1]]));
+    if !unix || family != Some(libc::AF_UNIX as u16) || sa.len() <= 2 {
+        return Ok((Dest::new(To::Addr(sa), None), None));
     }
     if sa[2] == 0 {
         let name = sa[3..].to_vec();
         let shown = service::abstract_shown(&name);
-        let c = Connect::new(sock, To::Abstract(sa), Some(Name::Abstract(name)));
-        return Ok(write(c, Resolved::Path(shown)));
+        let d = Dest::new(To::Abstract(sa), Some(Name::Abstract(name)));
+        return Ok((d, Some(Resolved::Path(shown))));
     }
     let p = &sa[2..];
     let path = &p[..p.iter().position(|&b| b == 0).unwrap_or(p.len())];
@@ -73,15 +116,7 @@ pub fn prepare(t: &mut Target<'_>, w: &mut Walker, a: &[u64; 6]) -> Sys<Prepared
         dev: st.st_dev,
         ino: st.st_ino,
     };
-    Ok(write(Connect::new(sock, To::File(file), Some(name)), res))
-}
-
-fn write(c: Connect, path: Resolved) -> Prepared {
-    Prepared::Write {
-        syscall: "connect",
-        paths: vec![path],
-        action: Action::Connect(c),
-    }
+    Ok((Dest::new(To::File(file), Some(name)), Some(res)))
 }
 
 /// What a connection needs before the policy is asked.
@@ -95,9 +130,9 @@ pub enum Settled {
     Decide,
 }
 
-/// Looks at who listens where `c` connects. `allowed`: the policy allows it anyway (a
+/// Looks at who listens where `c` leads. `allowed`: the policy allows it anyway (a
 /// socket in the project, a listed service), so the listener need not be looked for.
-pub fn settle(c: &mut Connect, session: i32, allowed: impl FnOnce() -> bool) -> Settled {
+pub fn settle(c: &mut Dest, session: i32, allowed: impl FnOnce() -> bool) -> Settled {
     let Some(name) = &c.name else {
         return Settled::Pass;
     };
@@ -134,16 +169,17 @@ pub fn settle(c: &mut Connect, session: i32, allowed: impl FnOnce() -> bool) -> 
     }
 }
 
-impl Connect {
-    fn new(sock: OwnedFd, to: To, name: Option<Name>) -> Connect {
-        Connect {
-            sock,
+impl Dest {
+    fn new(to: To, name: Option<Name>) -> Dest {
+        Dest {
             to,
             service: String::new(),
             name,
         }
     }
+}
 
+impl Connect {
     /// A blocking connect waits for the other end: made on a thread of its own.
     pub fn may_block(&self) -> bool {
         fsops::getfl(self.sock.as_fd()).is_ok_and(|f| f & libc::O_NONBLOCK == 0)
@@ -153,15 +189,7 @@ impl Connect {
     /// credentials where they differ from the daemon's ([`crate::strict::creds::Guise`]),
     /// its effective user and group among them: what the listener sees of its peer.
     pub fn perform(&self) -> Sys<()> {
-        match &self.to {
-            To::Addr(a) | To::Abstract(a) => fsops::connect(self.sock.as_fd(), a),
-            To::File(f) => {
-                let mut a = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
-                a.extend_from_slice(format!("/proc/thread-self/fd/{}", f.as_raw_fd()).as_bytes());
-                a.push(0);
-                fsops::connect(self.sock.as_fd(), &a)
-            }
-        }
+        fsops::connect(self.sock.as_fd(), &self.dest.to.addr())
     }
 }
 

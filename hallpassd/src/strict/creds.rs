@@ -328,6 +328,112 @@ pub fn supervising() {
     KEPT.with(|k| k.borrow_mut().keeps = true);
 }
 
+/// `SCM_CREDENTIALS` as (pid, uid, gid).
+pub type Ucred = (i32, u32, u32);
+
+const CAP_SETGID: u64 = 1 << 6;
+const CAP_SETUID: u64 = 1 << 7;
+const CAP_SYS_ADMIN: u64 = 1 << 21;
+
+/// What a process may claim in `SCM_CREDENTIALS`, from `/proc/TID/status`.
+struct Claimable {
+    /// Its thread group's id in its own pid namespace (`NStgid`, last), and as the daemon
+    /// sees it (`Tgid`).
+    own_tgid: i32,
+    tgid: i32,
+    /// In a pid namespace of its own (`NStgid` has more than one id).
+    nested: bool,
+    /// Real, effective and saved ids.
+    uids: [u32; 3],
+    gids: [u32; 3],
+    cap_eff: u64,
+}
+
+fn claimable(tid: i32) -> Sys<Claimable> {
+    let mut buf = [0u8; 8192];
+    let s = read_proc(&format!("/proc/{tid}/status"), &mut buf)?;
+    let field = |name: &str| s.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
+    let ids = |name: &str| -> Option<[u32; 3]> {
+        let mut it = field(name)?.split_whitespace().map(|v| v.parse().ok());
+        Some([it.next()??, it.next()??, it.next()??])
+    };
+    let parse = || {
+        let ns: Vec<i32> = field("NStgid:")?
+            .split_whitespace()
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        Some(Claimable {
+            own_tgid: *ns.last()?,
+            tgid: field("Tgid:")?.parse().ok()?,
+            nested: ns.len() > 1,
+            uids: ids("Uid:")?,
+            gids: ids("Gid:")?,
+            cap_eff: field("CapEff:").and_then(|v| u64::from_str_radix(v, 16).ok())?,
+        })
+    };
+    parse().ok_or(Errno::ESRCH)
+}
+
+/// The credentials the daemon attaches to a message it sends for thread `tid`, and whether
+/// it must raise capabilities to ([`with_caps`]). `claim`: the process's own
+/// `SCM_CREDENTIALS`, checked as the kernel checks them (`scm_check_creds`): its own pid,
+/// and a uid and gid among its real, effective and saved ones, unless it has
+/// `CAP_SYS_ADMIN`, `CAP_SETUID`, `CAP_SETGID`; else `EPERM`. `unix`: on a Unix socket,
+/// where a root daemon attaches the process's own (its pid, real uid and gid: what the
+/// kernel attaches natively) even unasked, so a receiver with `SO_PASSCRED` (the journal)
+/// sees the process rather than the daemon's thread (root). A daemon that is not root
+/// cannot attach another pid than its own: the receiver sees hallpassd's pid.
+pub fn message_creds(tid: i32, claim: Option<Ucred>, unix: bool) -> Sys<(Option<Ucred>, bool)> {
+    let root = own()?.creds.fsuid == 0;
+    let attach = root && unix;
+    let Some((pid, uid, gid)) = claim else {
+        if !attach {
+            return Ok((None, false));
+        }
+        let c = claimable(tid)?;
+        return Ok((Some((c.tgid, c.uids[0], c.gids[0])), true));
+    };
+    if uid == u32::MAX || gid == u32::MAX {
+        return Err(Errno::EINVAL);
+    }
+    let c = claimable(tid)?;
+    let has = |cap: u64| c.cap_eff & cap != 0;
+    let pid_ok = pid == c.own_tgid || (has(CAP_SYS_ADMIN) && !c.nested);
+    let uid_ok = c.uids.contains(&uid) || has(CAP_SETUID);
+    let gid_ok = c.gids.contains(&gid) || has(CAP_SETGID);
+    if !(pid_ok && uid_ok && gid_ok) {
+        return Err(Errno::EPERM);
+    }
+    let pid = match (attach, pid == c.own_tgid) {
+        (false, _) => std::process::id() as i32,
+        (true, true) => c.tgid,
+        (true, false) => pid,
+    };
+    Ok((Some((pid, uid, gid)), attach))
+}
+
+/// Runs `f` with the capabilities that let a root daemon's thread attach another process's
+/// credentials to a message (`CAP_SYS_ADMIN`, `CAP_SETUID`, `CAP_SETGID`), then lowers them
+/// again. Only around a send on a Unix socket, where they change nothing else but the
+/// per-user limit of descriptors in flight. A thread that cannot lower them ends the daemon.
+pub fn with_message_caps<T>(f: impl FnOnce() -> T) -> Sys<T> {
+    let before = thread_creds::caps()?;
+    let want = CAP_SYS_ADMIN | CAP_SETUID | CAP_SETGID;
+    if before.effective & want == want {
+        return Ok(f());
+    }
+    thread_creds::set_caps(&Caps {
+        effective: before.effective | (want & before.permitted),
+        ..before
+    })?;
+    let r = f();
+    if thread_creds::set_caps(&before).is_err() {
+        eprintln!("hallpassd: a thread could not lower its capabilities again: exiting");
+        std::process::abort();
+    }
+    Ok(r)
+}
+
 /// Runs `f` as the kernel would run the target's call: with its umask if `creates`, and with
 /// its credentials. `checked`: [`guise`] was asked a moment ago and this thread wears what it
 /// said (a write performed at once); a question's write, performed long after it was

@@ -413,6 +413,58 @@ pub fn socket_domain(sock: BorrowedFd<'_>) -> Sys<i32> {
     unit(r as _).map(|()| v)
 }
 
+/// The type of socket `sock` (`SO_TYPE`: `SOCK_STREAM`, `SOCK_DGRAM`...).
+pub fn socket_type(sock: BorrowedFd<'_>) -> Sys<i32> {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `v` and `len` are live and sized as passed.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TYPE,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    unit(r as _).map(|()| v)
+}
+
+/// `sendmsg(sock)` of one message: `data`, to `name` (none if empty), with the control
+/// messages `control` as they are laid out for the kernel. Returns the bytes sent.
+pub fn sendmsg(
+    sock: BorrowedFd<'_>,
+    name: &[u8],
+    data: &[u8],
+    control: &[u8],
+    flags: i32,
+) -> Sys<usize> {
+    let mut iov = libc::iovec {
+        iov_base: data.as_ptr() as *mut libc::c_void,
+        iov_len: data.len(),
+    };
+    // SAFETY: an all-zero msghdr is valid (no name, data or control).
+    let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
+    if !name.is_empty() {
+        m.msg_name = name.as_ptr() as *mut libc::c_void;
+        m.msg_namelen = name.len() as libc::socklen_t;
+    }
+    m.msg_iov = &mut iov;
+    m.msg_iovlen = 1;
+    if !control.is_empty() {
+        m.msg_control = control.as_ptr() as *mut libc::c_void;
+        m.msg_controllen = control.len() as _;
+    }
+    // SAFETY: every pointer in `m` is to a live buffer of the length given with it, and the
+    // kernel only reads them (sendmsg writes nothing back).
+    let r = unsafe { libc::sendmsg(sock.as_raw_fd(), &m, flags) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(r as usize)
+    }
+}
+
 /// Sets this thread's umask, returning the previous one. Per thread only once the thread
 /// has its own fs context ([`unshare_fs`]).
 pub fn umask(mask: u32) -> u32 {

@@ -382,6 +382,44 @@ fn bind_to(path: &[u8]) -> Res {
     ))
 }
 
+/// A new socket of `family` and `kind`, or -errno.
+fn socket_of(family: i32, kind: i32) -> i64 {
+    sys!(libc::SYS_socket, family, kind | libc::SOCK_CLOEXEC, 0)
+}
+
+/// sendto(2) of 3 bytes on `fd` to the Unix address `path` (none if empty).
+fn sendto_path(fd: i64, path: &[u8]) -> Res {
+    let (sa, len) = unix_addr(path);
+    let (addr, len) = if path.is_empty() {
+        (std::ptr::null(), 0)
+    } else {
+        (&sa as *const libc::sockaddr_un, len)
+    };
+    Res::Ret(sys!(libc::SYS_sendto, fd, b"abc".as_ptr(), 3, 0, addr, len))
+}
+
+/// sendmsg(2) of 3 bytes on `fd` with no address.
+fn sendmsg_plain(fd: i64) -> Res {
+    let mut iov = libc::iovec {
+        iov_base: b"abc".as_ptr() as *mut libc::c_void,
+        iov_len: 3,
+    };
+    // SAFETY: an all-zero msghdr is valid; only its data is set.
+    let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
+    m.msg_iov = &mut iov;
+    m.msg_iovlen = 1;
+    Res::Ret(sys!(libc::SYS_sendmsg, fd, &m as *const libc::msghdr, 0))
+}
+
+/// A datagram socket bound to `path`, for a send to reach (left open: the case's process
+/// ends soon).
+fn dgram_bound(path: &[u8]) -> i64 {
+    let s = socket_of(libc::AF_UNIX, libc::SOCK_DGRAM);
+    let (sa, len) = unix_addr(path);
+    sys!(libc::SYS_bind, s, &sa as *const libc::sockaddr_un, len);
+    s
+}
+
 fn ts(sec: i64, nsec: i64) -> libc::timespec {
     libc::timespec {
         tv_sec: sec,
@@ -2816,6 +2854,35 @@ fn cases() -> Vec<Case> {
         bind_to(format!("\0hp-conform-abstract-{}", std::process::id()).as_bytes())
     });
     add(v, "bind-empty-autobind", |_| bind_to(b""));
+
+    // ---- sendto(2), sendmsg(2) (strict mode sends them itself) ----
+    let dgram = || socket_of(libc::AF_UNIX, libc::SOCK_DGRAM);
+    add(v, "sendto-bound", move |_| {
+        dgram_bound(b"rsock");
+        sendto_path(dgram(), b"rsock")
+    });
+    add(v, "sendto-noent", move |_| sendto_path(dgram(), b"nosock"));
+    add(v, "sendto-file", move |_| sendto_path(dgram(), b"file"));
+    add(v, "sendto-no-receiver", move |_| {
+        sys!(libc::SYS_close, dgram_bound(b"gone"));
+        sendto_path(dgram(), b"gone")
+    });
+    add(v, "sendto-ebadf", |_| sendto_path(999, b"file"));
+    add(v, "sendto-enotsock", |_| {
+        let f = sys!(libc::SYS_openat, CWD, cs("file").as_ptr(), libc::O_RDONLY);
+        sendto_path(f, b"file")
+    });
+    add(v, "sendto-stream-addr", |_| {
+        dgram_bound(b"rsock");
+        sendto_path(socket_of(libc::AF_UNIX, libc::SOCK_STREAM), b"rsock")
+    });
+    add(v, "sendmsg-unconnected-dgram", move |_| {
+        sendmsg_plain(dgram())
+    });
+    add(v, "sendmsg-udp-edestaddrreq", |_| {
+        sendmsg_plain(socket_of(libc::AF_INET, libc::SOCK_DGRAM))
+    });
+    add(v, "sendmsg-ebadf", |_| sendmsg_plain(999));
 
     // ---- after switching user or dropping capabilities (this thread only) ----
     // As root, each call runs as another user or without capabilities and must get what the

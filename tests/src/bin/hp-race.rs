@@ -28,6 +28,11 @@
 //! - `addr-flip N DENIED_DIR`: a thread flips the first byte of a Unix socket address between
 //!   NUL (an abstract address, no file) and `/` (DENIED_DIR/s) while the main thread binds
 //!   a fresh socket to it. An escape is a socket file made in DENIED_DIR (removed again).
+//! - `send-flip N ALLOWED_SOCK DENIED_SOCK`: a datagram socket is bound to ALLOWED_SOCK here;
+//!   DENIED_SOCK, a datagram socket outside, is the caller's. A thread flips the `msg_name`
+//!   of a `struct msghdr` between the two addresses while the main thread `sendmsg`s a
+//!   numbered datagram (`MSG_DONTWAIT`). An escape is a send that succeeded whose datagram
+//!   did not arrive at ALLOWED_SOCK: it went elsewhere.
 //!
 //! Single-shot tries (DENIED: a file or directory outside the project):
 //! - `io-uring DENIED`: IORING_OP_OPENAT of DENIED for writing, one byte written.
@@ -499,6 +504,65 @@ fn addr_flip(n: u64, denied_dir: &Path) {
             let _ = std::fs::remove_file(&target);
         }
         (r, escaped)
+    };
+    flip_race(n, &flip, &mut attempt);
+}
+
+/// A `sockaddr_un` for `p`.
+fn sun(p: &Path) -> Vec<u8> {
+    let mut sa = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
+    sa.extend_from_slice(p.as_os_str().as_bytes());
+    sa.push(0);
+    sa
+}
+
+fn send_flip(n: u64, allowed: &Path, denied: &Path) {
+    let _ = std::fs::remove_file(allowed);
+    let dgram = (libc::SOCK_DGRAM | libc::SOCK_CLOEXEC) as i64;
+    let (recv, send) = (
+        sys!(libc::SYS_socket, libc::AF_UNIX, dgram, 0),
+        sys!(libc::SYS_socket, libc::AF_UNIX, dgram, 0),
+    );
+    let (a, d) = (sun(allowed), sun(denied));
+    if recv < 0 || send < 0 || sys!(libc::SYS_bind, recv, a.as_ptr(), a.len()) < 0 {
+        die("binding the allowed socket");
+    }
+    let mut count = 0u64;
+    let mut iov = libc::iovec {
+        iov_base: (&mut count as *mut u64).cast(),
+        iov_len: 8,
+    };
+    // SAFETY: an all-zero msghdr is valid; its name and data are set below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_namelen = a.len().max(d.len()) as u32;
+    // msg_name, flipped by the other thread between the two addresses.
+    let name = std::ptr::addr_of_mut!(msg.msg_name).cast::<AtomicU64>();
+    // SAFETY: `msg` outlives both threads (scoped), and the word is only used atomically.
+    let name = unsafe { &*name };
+    name.store(a.as_ptr() as u64, Ordering::Relaxed);
+    let flip = || {
+        let cur = name.load(Ordering::Relaxed);
+        let next = if cur == a.as_ptr() as u64 { &d } else { &a };
+        name.store(next.as_ptr() as u64, Ordering::Relaxed);
+    };
+    let msg_ptr = &msg as *const libc::msghdr as u64;
+    let mut attempt = || {
+        count += 1;
+        let want = count;
+        let r = sys!(libc::SYS_sendmsg, send, msg_ptr, libc::MSG_DONTWAIT);
+        let mut got = 0u64;
+        let n = sys!(
+            libc::SYS_recvfrom,
+            recv,
+            &mut got as *mut u64,
+            8,
+            libc::MSG_DONTWAIT,
+            0,
+            0
+        );
+        (r, r >= 0 && !(n == 8 && got == want))
     };
     flip_race(n, &flip, &mut attempt);
 }
@@ -1926,6 +1990,7 @@ fn main() {
         "how-flip" => how_flip(n(), &path(3)),
         "fd-swap" => fd_swap(n(), &path(3), &path(4)),
         "addr-flip" => addr_flip(n(), &path(3)),
+        "send-flip" => send_flip(n(), &path(3), &path(4)),
         "io-uring" => io_uring(&path(2)),
         #[cfg(target_arch = "x86_64")]
         "int80" => int80(&path(2)),

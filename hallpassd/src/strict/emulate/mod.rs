@@ -21,6 +21,7 @@ mod perform;
 pub use args::OPEN_RETRIES;
 use args::*;
 pub(in crate::strict) use args::{held_res, read_bytes, start_for, take_fd};
+
 pub use calls::prepare;
 pub use perform::{answer, Outcome};
 
@@ -167,6 +168,24 @@ pub enum Action {
     },
     /// A connection, made on the process's socket ([`super::connect`]).
     Connect(super::connect::Connect),
+    /// Messages sent on the process's socket ([`super::send`]).
+    Send(super::send::Send),
+}
+
+impl Action {
+    /// Where a connection or a datagram goes, when it is a Unix socket to decide on.
+    pub fn dest_mut(&mut self) -> Option<&mut super::connect::Dest> {
+        match self {
+            Action::Connect(c) => Some(&mut c.dest),
+            Action::Send(s) => s.dest.as_mut(),
+            _ => None,
+        }
+    }
+
+    /// A send, which may wait for the other end (see `session/perform.rs`).
+    pub fn sends(&self) -> bool {
+        matches!(self, Action::Send(_))
+    }
 }
 
 /// An ioctl argument: bytes read from the target, or a descriptor taken from it.
@@ -193,7 +212,7 @@ pub struct Target<'a> {
 
 /// An error reading the target's arguments: the kernel would have said EFAULT (or
 /// ENAMETOOLONG for a path too long).
-pub(super) fn read_err(e: std::io::Error) -> Errno {
+pub(in crate::strict) fn read_err(e: std::io::Error) -> Errno {
     match e.raw_os_error() {
         Some(libc::ENAMETOOLONG) => Errno::ENAMETOOLONG,
         _ => Errno::EFAULT,

@@ -298,6 +298,7 @@ impl Action {
             },
             Action::BindAddr { sock, addr } => fsops::bind(sock.as_fd(), addr).into(),
             Action::Connect(c) => c.perform().into(),
+            Action::Send(s) => s.perform(tid, wait),
             Action::Bind { sock, entry, addr } => {
                 // The name alone, from the held directory made this thread's cwd: the socket
                 // is made in that very directory.
