@@ -11,11 +11,11 @@ use tonic::transport::Channel;
 
 use crate::api::{client_at, runtime, say};
 use crate::bar;
+use crate::error::{ExitCode, Failure};
 use crate::flags::{AnswerArgs, AnswerWord};
 use crate::sys::pty::{self, RawMode};
-use crate::Failure;
 
-pub fn answer(args: AnswerArgs) -> Result<i32, Failure> {
+pub fn answer(args: AnswerArgs) -> Result<ExitCode, Failure> {
     let rt = runtime()?;
     rt.block_on(async {
         let mut c = client_at(args.socket.as_deref()).await?;
@@ -24,7 +24,7 @@ pub fn answer(args: AnswerArgs) -> Result<i32, Failure> {
             let list = pending(&mut c, session).await?;
             let v: Vec<_> = list.iter().map(to_json).collect();
             crate::out::line(format_args!("{}", serde_json::Value::Array(v)));
-            return Ok(0);
+            return Ok(ExitCode::Success);
         }
         if let (Some(id), Some(word)) = (args.id, args.answer) {
             let id = resolve_id(&mut c, session, id).await?;
@@ -44,7 +44,7 @@ pub fn answer(args: AnswerArgs) -> Result<i32, Failure> {
             if !w.is_empty() {
                 eprintln!("hallpass: {w}");
             }
-            return Ok(0);
+            return Ok(ExitCode::Success);
         }
         if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
             return Err(Failure::new(
@@ -209,7 +209,7 @@ async fn interactive(
     mut c: HallpassClient<Channel>,
     session: u64,
     socket: Option<&Path>,
-) -> Result<i32, Failure> {
+) -> Result<ExitCode, Failure> {
     let watch = WatchRequest {
         session_id: session,
     };
@@ -268,7 +268,7 @@ async fn interactive(
                     }
                 }
                 k = keys.recv() => match k.as_deref() {
-                    None | Some(b"q") | Some([0x03]) | Some([0x04]) => break Ok(0),
+                    None | Some(b"q") | Some([0x03]) | Some([0x04]) => break Ok(ExitCode::Success),
                     _ => {}
                 },
             }
@@ -301,9 +301,9 @@ async fn interactive(
                 }
             },
             k = keys.recv() => {
-                let Some(k) = k else { break Ok(0) };
+                let Some(k) = k else { break Ok(ExitCode::Success) };
                 match key(&mut view, &k) {
-                    Key::Quit => break Ok(0),
+                    Key::Quit => break Ok(ExitCode::Success),
                     Key::Answer(req) => {
                         let id = req.question_id;
                         view.note = match tokio::time::timeout(LIMIT, c.answer(req)).await {

@@ -89,7 +89,7 @@ fn daemon_binary() -> Result<PathBuf, DaemonError> {
     if beside.is_file() {
         return Ok(beside);
     }
-    crate::run::search_path("hallpassd".as_ref()).ok_or(DaemonError::NotFound { exe })
+    crate::env::search_path("hallpassd".as_ref()).ok_or(DaemonError::NotFound { exe })
 }
 
 fn start(dir: &Path) -> Result<(), DaemonError> {

@@ -16,7 +16,7 @@ use tonic::transport::Channel;
 
 use crate::api::{client, runtime, say};
 use crate::bar;
-use crate::link::Registered;
+use crate::session::Registered;
 
 /// The notifier of one session, running on a thread of its own.
 pub struct Desktop {

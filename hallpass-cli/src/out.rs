@@ -23,5 +23,5 @@ fn failed(e: std::io::Error) -> ! {
         crate::sys::signals::die_of_sigpipe();
     }
     eprintln!("hallpass: cannot write to stdout: {e}");
-    std::process::exit(125);
+    std::process::exit(crate::error::ExitCode::FAILED);
 }

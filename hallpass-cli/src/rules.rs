@@ -5,16 +5,16 @@ use std::path::Path;
 use hallpass_proto::{rule, ListRulesReply, ListRulesRequest, Rule};
 
 use crate::api::{client, runtime, say};
+use crate::error::{ExitCode, Failure};
 use crate::flags::{RulesAction, RulesArgs};
-use crate::Failure;
 
-pub fn rules(args: RulesArgs) -> Result<i32, Failure> {
+pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
     // The daemon reads and writes the file; start it if it is not running.
-    drop(crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?);
+    drop(crate::daemon::connect()?);
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
     let abs = |p: &Path| {
-        let p = crate::run::expand_tilde(p, &crate::run::home_dir());
+        let p = crate::env::expand_tilde(p, &crate::env::home_dir());
         cwd.join(p).to_string_lossy().into_owned()
     };
     let reply = runtime()?.block_on(async {
@@ -48,7 +48,11 @@ pub fn rules(args: RulesArgs) -> Result<i32, Failure> {
     })?;
     print(&reply, args.json);
     // A broken file is worth a non-zero status even when listing.
-    Ok(if reply.error.is_empty() { 0 } else { 1 })
+    Ok(if reply.error.is_empty() {
+        ExitCode::Success
+    } else {
+        ExitCode::Problems
+    })
 }
 
 fn word(action: i32) -> &'static str {

@@ -3,9 +3,9 @@
 use hallpass_proto::{EnforceMode, StatusRequest};
 
 use crate::api::{client, runtime, say};
-use crate::Failure;
+use crate::error::{ExitCode, Failure};
 
-pub fn status(json: bool) -> Result<i32, Failure> {
+pub fn status(json: bool) -> Result<ExitCode, Failure> {
     runtime()?.block_on(async {
         let mut c = client().await?;
         let s = c
@@ -60,7 +60,7 @@ pub fn status(json: bool) -> Result<i32, Failure> {
                 crate::out::line(format_args!("* strict mode without a Landlock domain (Landlock ABI 2, Linux 5.19): the daemon performs every write, which is slower"));
             }
         }
-        Ok(0)
+        Ok(ExitCode::Success)
     })
 }
 

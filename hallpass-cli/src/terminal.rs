@@ -22,7 +22,7 @@ use nix::unistd::Pid;
 use tokio::sync::watch;
 
 use crate::bar;
-use crate::link::Registered;
+use crate::session::Registered;
 use crate::sys::pty::{self, Size};
 
 /// The escape prefix, like telnet's: Ctrl-].
@@ -283,7 +283,7 @@ async fn follow_inner(
     let note = |what: String| Event::Note(format!("hallpass: {what}"));
     let mut c = match crate::api::client().await {
         Ok(c) => c,
-        Err(f) => return Ok(Followed::Failed(f.message)),
+        Err(f) => return Ok(Followed::Failed(f.to_string())),
     };
     let mut stream = match c.watch(WatchRequest { session_id: id }).await {
         Ok(s) => s.into_inner(),

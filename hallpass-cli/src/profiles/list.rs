@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::{apply, builtin, load_file, tilde, user_dir, Origin, Profile, ProfileError, BUILTIN};
-use crate::Failure;
+use crate::error::{ExitCode, Failure};
 
 /// The user's profiles (sorted by name) and the files that could not be read.
 fn user_profiles(home: &Path) -> (Vec<Profile>, Vec<ProfileError>) {
@@ -25,8 +25,8 @@ fn user_profiles(home: &Path) -> (Vec<Profile>, Vec<ProfileError>) {
     (good, bad)
 }
 
-pub fn profiles(json: bool) -> Result<i32, Failure> {
-    let home = crate::run::home_dir();
+pub fn profiles(json: bool) -> Result<ExitCode, Failure> {
+    let home = crate::env::home_dir();
     let (mine, bad) = user_profiles(&home);
     let mut all: Vec<Profile> = BUILTIN
         .iter()
@@ -70,7 +70,11 @@ pub fn profiles(json: bool) -> Result<i32, Failure> {
     for e in &bad {
         eprintln!("hallpass: {e}");
     }
-    Ok(if bad.is_empty() { 0 } else { 1 })
+    Ok(if bad.is_empty() {
+        ExitCode::Success
+    } else {
+        ExitCode::Problems
+    })
 }
 
 fn to_json(p: &Profile, a: &Result<super::Applied, ProfileError>) -> serde_json::Value {
