@@ -6,7 +6,7 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use hallpass_proto::hallpass_client::HallpassClient;
-use hallpass_proto::{event, Answer, AnswerRequest, Question, WatchRequest};
+use hallpass_proto::{event, Answer, AnswerRequest, PendingRequest, Question, WatchRequest};
 use tonic::transport::Channel;
 
 use crate::api::{client_at, runtime, say};
@@ -57,7 +57,7 @@ pub fn answer(args: AnswerArgs) -> Result<ExitCode, Failure> {
 
 /// The questions waiting now (of `session`, or all with 0).
 async fn pending(c: &mut HallpassClient<Channel>, session: u64) -> Result<Vec<Question>, Failure> {
-    Ok(c.pending(WatchRequest {
+    Ok(c.pending(PendingRequest {
         session_id: session,
     })
     .await

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use hallpass_proto::{
     control, control_reply, control_request, Attach, ControlReply, ControlRequest, LentFd,
-    OpenSession, SessionOpened,
+    OpenSession, RefusalReason, Refused, SessionOpened,
 };
 use tokio::sync::watch;
 
@@ -76,7 +76,10 @@ pub enum LinkError {
     #[error("lost the daemon while registering the session: {0}")]
     Lost(io::Error),
     #[error("the daemon refused the session: {message}")]
-    Refused { message: String },
+    Refused {
+        reason: RefusalReason,
+        message: String,
+    },
     #[error("the daemon sent an unexpected reply (version mismatch?)")]
     Unexpected,
     #[error("cannot set the control socket's timeouts: {0}")]
@@ -94,6 +97,13 @@ impl LinkError {
                 | io::ErrorKind::UnexpectedEof
                 | io::ErrorKind::ConnectionAborted
         ))
+    }
+}
+
+fn refused(r: Refused) -> LinkError {
+    LinkError::Refused {
+        reason: r.reason(),
+        message: r.message,
     }
 }
 
@@ -158,7 +168,7 @@ pub fn open(sock: &UnixStream, open: &OpenSession) -> Result<SessionOpened, Link
     }
     match reply.map_err(lost)?.0.kind {
         Some(control_reply::Kind::Opened(o)) => Ok(o),
-        Some(control_reply::Kind::Refused(r)) => Err(LinkError::Refused { message: r.message }),
+        Some(control_reply::Kind::Refused(r)) => Err(refused(r)),
         _ => Err(LinkError::Unexpected),
     }
 }
@@ -192,7 +202,7 @@ pub fn attach(
     .map_err(lost)?;
     match control::recv::<ControlReply>(sock).map_err(lost)?.0.kind {
         Some(control_reply::Kind::Attached(_)) => Ok(()),
-        Some(control_reply::Kind::Refused(r)) => Err(LinkError::Refused { message: r.message }),
+        Some(control_reply::Kind::Refused(r)) => Err(refused(r)),
         _ => Err(LinkError::Unexpected),
     }
 }
@@ -307,9 +317,10 @@ fn reconnect(reg: &Registration, done: &AtomicBool) -> Option<(UnixStream, u64)>
         })();
         match attempt {
             Ok(r) => return Some(r),
-            Err(Failure::Link(LinkError::Refused { message }))
-                if message.contains("cannot resume with TMPDIR") =>
-            {
+            Err(Failure::Link(LinkError::Refused {
+                reason: RefusalReason::ResumeTmpdir,
+                ..
+            })) => {
                 // Gone (cleaned up?): a fresh one rather than no supervision.
                 open.resume_tmpdir.clear();
             }

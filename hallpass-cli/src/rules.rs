@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use hallpass_proto::{rule, ListRulesReply, ListRulesRequest, Rule};
+use hallpass_proto::{
+    rule, AddRuleRequest, ListRulesReply, ListRulesRequest, RemoveRuleRequest, Rule,
+};
 
 use crate::api::{client, runtime, say};
 use crate::error::{ExitCode, Failure};
@@ -21,26 +23,10 @@ pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
         let mut c = client().await?;
         let r = match args.action.unwrap_or(RulesAction::List) {
             RulesAction::List => c.list_rules(ListRulesRequest {}).await,
-            RulesAction::Allow { path } => {
-                c.add_rule(Rule {
-                    action: rule::Action::Allow as i32,
-                    path: abs(&path),
-                })
-                .await
-            }
-            RulesAction::Deny { path } => {
-                c.add_rule(Rule {
-                    action: rule::Action::Deny as i32,
-                    path: abs(&path),
-                })
-                .await
-            }
+            RulesAction::Allow { path } => c.add_rule(add(rule::Action::Allow, abs(&path))).await,
+            RulesAction::Deny { path } => c.add_rule(add(rule::Action::Deny, abs(&path))).await,
             RulesAction::Remove { path } => {
-                c.remove_rule(Rule {
-                    action: 0,
-                    path: abs(&path),
-                })
-                .await
+                c.remove_rule(RemoveRuleRequest { path: abs(&path) }).await
             }
         };
         r.map(|r| r.into_inner())
@@ -53,6 +39,15 @@ pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::Problems
     })
+}
+
+fn add(action: rule::Action, path: String) -> AddRuleRequest {
+    AddRuleRequest {
+        rule: Some(Rule {
+            action: action as i32,
+            path,
+        }),
+    }
 }
 
 fn word(action: i32) -> &'static str {

@@ -81,6 +81,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     }
     protected.extend(log_path.clone());
     let open = OpenSession {
+        protocol: hallpass_proto::PROTOCOL,
         argv: argv
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
