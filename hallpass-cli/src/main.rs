@@ -15,6 +15,7 @@ mod logfile;
 mod out;
 mod procs;
 mod profiles;
+mod questions;
 mod report;
 mod rules;
 mod run;
