@@ -25,8 +25,8 @@ pub fn answer(args: AnswerArgs) -> Result<ExitCode, Failure> {
         let session = args.session.unwrap_or(0);
         if args.json {
             let list = pending(&mut c, session).await?;
-            let v: Vec<_> = list.iter().map(to_json).collect();
-            crate::out::line(format_args!("{}", serde_json::Value::Array(v)));
+            let v: Vec<_> = list.iter().map(QuestionJson::of).collect();
+            crate::out::json(&v);
             return Ok(ExitCode::Success);
         }
         if let (Some(id), Some(word)) = (args.id, args.answer) {
@@ -100,12 +100,46 @@ fn answer_of(w: AnswerWord) -> Answer {
     }
 }
 
-fn to_json(q: &Question) -> serde_json::Value {
-    serde_json::json!({
-        "id": q.id, "number": q.number, "session": q.session_id, "command": q.command, "pid": q.pid, "name": q.name,
-        "exe": q.exe, "syscall": q.syscall, "path": q.path, "also": q.also, "chain": q.chain, "scope": q.scope,
-        "timed_secs": q.timed_secs, "asked_ms": q.asked_ms, "service": q.service,
-    })
+/// A question in `hallpass answer --json` (see `Question` in `hallpass.proto`).
+#[derive(serde::Serialize)]
+struct QuestionJson<'a> {
+    also: &'a [String],
+    asked_ms: u64,
+    chain: &'a [String],
+    command: &'a [String],
+    exe: &'a str,
+    id: u64,
+    name: &'a str,
+    number: u32,
+    path: &'a str,
+    pid: i32,
+    scope: &'a str,
+    service: &'a str,
+    session: u64,
+    syscall: &'a str,
+    timed_secs: u32,
+}
+
+impl<'a> QuestionJson<'a> {
+    fn of(q: &'a Question) -> QuestionJson<'a> {
+        QuestionJson {
+            also: &q.also,
+            asked_ms: q.asked_ms,
+            chain: &q.chain,
+            command: &q.command,
+            exe: &q.exe,
+            id: q.id,
+            name: &q.name,
+            number: q.number,
+            path: &q.path,
+            pid: q.pid,
+            scope: &q.scope,
+            service: &q.service,
+            session: q.session_id,
+            syscall: &q.syscall,
+            timed_secs: q.timed_secs,
+        }
+    }
 }
 
 /// `hallpass answer`'s screen: a header, every open question (the selected one marked `>`,

@@ -58,15 +58,36 @@ fn word(action: i32) -> &'static str {
     }
 }
 
+/// `hallpass rules --json`.
+#[derive(serde::Serialize)]
+struct RulesJson<'a> {
+    /// Why the rules file could not be read; empty when it is fine.
+    error: &'a str,
+    file: &'a str,
+    rules: Vec<RuleJson<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct RuleJson<'a> {
+    /// `allow` or `deny`.
+    action: &'static str,
+    path: &'a str,
+}
+
 fn print(r: &ListRulesReply, json: bool) {
     if json {
-        let rules: Vec<_> = r
-            .rules
-            .iter()
-            .map(|x| serde_json::json!({"action": word(x.action), "path": x.path}))
-            .collect();
-        let v = serde_json::json!({"file": r.file, "rules": rules, "error": r.error});
-        crate::out::line(format_args!("{v}"));
+        crate::out::json(&RulesJson {
+            error: &r.error,
+            file: &r.file,
+            rules: r
+                .rules
+                .iter()
+                .map(|x| RuleJson {
+                    action: word(x.action),
+                    path: &x.path,
+                })
+                .collect(),
+        });
         return;
     }
     if !r.error.is_empty() {

@@ -37,8 +37,8 @@ pub fn profiles(json: bool) -> Result<ExitCode, Failure> {
     all.sort_by(|a, b| a.name.cmp(&b.name));
     let rows: Vec<_> = all.iter().map(|p| (p, apply(p, &home, &[]))).collect();
     if json {
-        let v: Vec<_> = rows.iter().map(|(p, a)| to_json(p, a)).collect();
-        crate::out::line(format_args!("{}", serde_json::Value::Array(v)));
+        let v: Vec<_> = rows.iter().map(|(p, a)| ProfileJson::of(p, a)).collect();
+        crate::out::json(&v);
     } else {
         crate::out::line(format_args!(
             "Applied when the command's name matches, or with --profile NAME; --no-profile: none."
@@ -77,23 +77,43 @@ pub fn profiles(json: bool) -> Result<ExitCode, Failure> {
     })
 }
 
-fn to_json(p: &Profile, a: &Result<super::Applied, ProfileError>) -> serde_json::Value {
-    let file = match &p.origin {
-        Origin::BuiltIn => serde_json::Value::Null,
-        Origin::File(f) => f.to_string_lossy().into(),
-    };
-    let (paths, error) = match a {
-        Ok(a) => (
-            a.paths
-                .iter()
-                .map(|x| x.to_string_lossy().into_owned())
-                .collect(),
-            None,
-        ),
-        Err(e) => (Vec::new(), Some(e.to_string())),
-    };
-    serde_json::json!({
-        "name": p.name, "about": p.about, "file": file, "allow": p.allow,
-        "paths": paths, "error": error,
-    })
+/// A profile in `hallpass profiles --json`.
+#[derive(serde::Serialize)]
+struct ProfileJson<'a> {
+    about: &'a str,
+    /// The entries as written, `~` and variables unexpanded.
+    allow: &'a [String],
+    /// Why the profile does not apply here; null when it does.
+    error: Option<String>,
+    /// Its file; null for a built-in one.
+    file: Option<String>,
+    name: &'a str,
+    /// The absolute paths it allows here.
+    paths: Vec<String>,
+}
+
+impl<'a> ProfileJson<'a> {
+    fn of(p: &'a Profile, a: &Result<super::Applied, ProfileError>) -> ProfileJson<'a> {
+        let (paths, error) = match a {
+            Ok(a) => (
+                a.paths
+                    .iter()
+                    .map(|x| x.to_string_lossy().into_owned())
+                    .collect(),
+                None,
+            ),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+        ProfileJson {
+            about: &p.about,
+            allow: &p.allow,
+            error,
+            file: match &p.origin {
+                Origin::BuiltIn => None,
+                Origin::File(f) => Some(f.to_string_lossy().into_owned()),
+            },
+            name: &p.name,
+            paths,
+        }
+    }
 }
