@@ -107,7 +107,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             Some(p) => vec![p.path.to_string_lossy().into_owned()],
             None => env::tty_paths(),
         },
-        timed_secs: args.allow_for,
+        // At most u32::MAX, as parsing checked.
+        timed_secs: args.allow_for.as_secs() as u32,
         prompt: match args.prompt {
             PromptArg::Ask => PromptMode::Ask,
             PromptArg::Allow => PromptMode::Allow,
