@@ -208,7 +208,7 @@ async fn interactive(socket: Option<&Path>, session: u64) -> Result<ExitCode, Fa
         session,
     });
     follower.connect().await?;
-    let raw = RawMode::enter(std::io::stdin().as_fd())
+    let raw = RawMode::enter()
         .map_err(|e| Failure::new(format!("cannot set the terminal to raw mode: {e}")))?;
     let (ktx, mut keys) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
     std::thread::spawn(move || {

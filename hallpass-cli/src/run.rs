@@ -269,7 +269,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
                 let _ = waitpid(pid, None);
                 f
             };
-            let raw = RawMode::enter(std::io::stdin().as_fd()).map_err(|e| {
+            let raw = RawMode::enter().map_err(|e| {
                 fail(Failure::new(format!(
                     "cannot set the terminal to raw mode: {e}"
                 )))
