@@ -1,50 +1,14 @@
-//! How hallpass ends and what it says on the way: the documented exit codes, the failure of
-//! hallpass itself (one line, perhaps a hint, and its code), and a line for the user on a
-//! terminal that may be in raw mode. A leaf: every other module may use it.
+//! What hallpass says when it fails, and on the way: the failure of hallpass itself (one
+//! line, perhaps a hint, and its exit code), the typed errors it is made of (finding the
+//! daemon, registering the session with it), and a line for the user on a terminal that may
+//! be in raw mode. Below every module but `sys` and `exit`.
 
-/// hallpass's exit codes, as `hallpass --help` documents them. The command's own status
-/// passes through unchanged (`Command`); the others are hallpass's, like env(1) and
-/// timeout(1) use them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExitCode {
-    /// Done, nothing to report.
-    Success,
-    /// Done, but something read on the way was broken (a rules or profile file).
-    Problems,
-    /// A usage error: a flag's value, an unknown profile.
-    Usage,
-    /// hallpass itself failed.
-    Failed,
-    /// The command was found but could not be run.
-    CannotRun,
-    /// The command was not found.
-    NotFound,
-    /// The command's own status (128+N if signal N killed it).
-    Command(i32),
-}
+use std::io;
+use std::path::PathBuf;
 
-impl ExitCode {
-    /// hallpass's own failure, as a plain number: for code that must not allocate (between
-    /// `fork` and `exec`) and for the exit call.
-    pub const FAILED: i32 = 125;
-    /// See [`ExitCode::CannotRun`].
-    pub const CANNOT_RUN: i32 = 126;
-    /// See [`ExitCode::NotFound`].
-    pub const NOT_FOUND: i32 = 127;
+use hallpass_proto::RefusalReason;
 
-    /// The number the process exits with.
-    pub fn code(self) -> i32 {
-        match self {
-            ExitCode::Success => 0,
-            ExitCode::Problems => 1,
-            ExitCode::Usage => 2,
-            ExitCode::Failed => Self::FAILED,
-            ExitCode::CannotRun => Self::CANNOT_RUN,
-            ExitCode::NotFound => Self::NOT_FOUND,
-            ExitCode::Command(c) => c,
-        }
-    }
-}
+pub use crate::exit::ExitCode;
 
 /// A failure of hallpass itself: one line (and perhaps a hint on the next) for the user, and
 /// the exit code it ends with.
@@ -52,10 +16,10 @@ impl ExitCode {
 pub enum Failure {
     /// Finding or starting the daemon.
     #[error(transparent)]
-    Daemon(#[from] crate::daemon::DaemonError),
+    Daemon(#[from] DaemonError),
     /// Registering the session with the daemon.
     #[error(transparent)]
-    Link(#[from] crate::link::LinkError),
+    Link(#[from] LinkError),
     /// The command could not be started (`CannotRun`, `NotFound`) or the flags were wrong
     /// (`Usage`).
     #[error("{message}")]
@@ -85,6 +49,51 @@ impl Failure {
             Failure::Coded { code, .. } => *code,
             _ => ExitCode::Failed,
         }
+    }
+}
+
+/// Why the daemon could not be found or started (`daemon.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("cannot use the runtime directory {dir}: {source}")]
+    RuntimeDir { dir: PathBuf, source: io::Error },
+    #[error("cannot find hallpassd (looked beside {exe} and in PATH)")]
+    NotFound { exe: PathBuf },
+    #[error("failed to start the daemon: {0}")]
+    Start(String),
+}
+
+/// Why the session could not be registered with a daemon.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    #[error(
+        "the daemon did not answer in time while registering the session (is it stopped or stuck? see hallpassd.log in its runtime directory)"
+    )]
+    Timeout,
+    #[error("lost the daemon while registering the session: {0}")]
+    Lost(io::Error),
+    #[error("the daemon refused the session: {message}")]
+    Refused {
+        reason: RefusalReason,
+        message: String,
+    },
+    #[error("the daemon sent an unexpected reply (version mismatch?)")]
+    Unexpected,
+    #[error("cannot set the control socket's timeouts: {0}")]
+    Timeouts(io::Error),
+}
+
+impl LinkError {
+    /// Whether the daemon went away in the middle of it (killed, or restarting): another
+    /// may do.
+    pub fn gone(&self) -> bool {
+        matches!(self, LinkError::Lost(e) if matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionReset
+                | io::ErrorKind::BrokenPipe
+                | io::ErrorKind::UnexpectedEof
+                | io::ErrorKind::ConnectionAborted
+        ))
     }
 }
 

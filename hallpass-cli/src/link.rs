@@ -22,7 +22,7 @@ use hallpass_proto::{
 };
 use tokio::sync::watch;
 
-use crate::error::Failure;
+use crate::error::{Failure, LinkError};
 use crate::session::{Registered, Session};
 
 /// How long the launcher tries to reach a new daemon before it gives the session up.
@@ -65,40 +65,6 @@ pub fn journal() -> io::Result<OwnedFd> {
 /// How long one exchange with a daemon may take before it counts as gone (a stopped or
 /// wedged daemon must not hold the session forever).
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Why the session could not be registered with a daemon.
-#[derive(Debug, thiserror::Error)]
-pub enum LinkError {
-    #[error(
-        "the daemon did not answer in time while registering the session (is it stopped or stuck? see hallpassd.log in its runtime directory)"
-    )]
-    Timeout,
-    #[error("lost the daemon while registering the session: {0}")]
-    Lost(io::Error),
-    #[error("the daemon refused the session: {message}")]
-    Refused {
-        reason: RefusalReason,
-        message: String,
-    },
-    #[error("the daemon sent an unexpected reply (version mismatch?)")]
-    Unexpected,
-    #[error("cannot set the control socket's timeouts: {0}")]
-    Timeouts(io::Error),
-}
-
-impl LinkError {
-    /// Whether the daemon went away in the middle of it (killed, or restarting): another
-    /// may do.
-    pub fn gone(&self) -> bool {
-        matches!(self, LinkError::Lost(e) if matches!(
-            e.kind(),
-            io::ErrorKind::ConnectionReset
-                | io::ErrorKind::BrokenPipe
-                | io::ErrorKind::UnexpectedEof
-                | io::ErrorKind::ConnectionAborted
-        ))
-    }
-}
 
 fn refused(r: Refused) -> LinkError {
     LinkError::Refused {

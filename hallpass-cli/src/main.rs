@@ -9,6 +9,7 @@ mod desktop;
 mod docs;
 mod env;
 mod error;
+mod exit;
 mod flags;
 mod link;
 mod logfile;

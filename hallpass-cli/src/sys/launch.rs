@@ -13,7 +13,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
 
 use super::landlock::{self, Domain, Entered};
-use crate::error::ExitCode;
+use crate::exit::ExitCode;
 
 // include/uapi/linux/seccomp.h
 const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
