@@ -15,7 +15,7 @@ use crate::error::{ExitCode, Failure};
 use crate::flags::{AnswerArgs, AnswerWord};
 use crate::questions::follow::{self, Outcome, Source, Update, Why};
 use crate::questions::model::{Key, Model, Open};
-use crate::questions::text::{clean, keys, Words, SCOPE_LEAD};
+use crate::questions::text::{clean, cut_right, keys, Words, SCOPE_LEAD};
 use crate::sys::pty::{self, RawMode};
 
 pub fn answer(args: AnswerArgs) -> Result<ExitCode, Failure> {
@@ -145,14 +145,7 @@ impl<'a> QuestionJson<'a> {
 /// `hallpass answer`'s screen: a header, every open question (the selected one marked `>`,
 /// one answered here `=`), the keys, and the note about the last answer.
 fn render(model: &Model, note: &str, size: pty::Size) -> String {
-    let w = size.cols as usize;
-    let cut = |s: String| -> String {
-        if s.chars().count() > w {
-            s.chars().take(w.saturating_sub(1)).chain(['…']).collect()
-        } else {
-            s
-        }
-    };
+    let cut = |s: String| cut_right(&s, size.cols as usize);
     let mut out = vec![cut(match model.list().len() {
         0 => "hallpass answer: no questions waiting; new ones show up here.  [q] quit".into(),
         1 => "hallpass answer: 1 question waiting.  [q] quit".into(),
@@ -168,24 +161,15 @@ fn render(model: &Model, note: &str, size: pty::Size) -> String {
         } else {
             " "
         };
-        let Words {
-            who,
-            verb,
-            what,
-            by,
-            scope,
-        } = Words::of(q, scope, &clean);
-        let mut cmd = clean(&q.command.join(" "));
-        if cmd.chars().count() > 40 {
-            cmd = cmd.chars().take(39).chain(['…']).collect();
-        }
+        let words = Words::of(q, scope, &clean);
+        let cmd = cut_right(&clean(&q.command.join(" ")), 40);
         out.push(cut(format!(
-            "{mark} [{}] session {} ({cmd}): {who}",
-            q.number, q.session_id
+            "{mark} [{}] session {} ({cmd}): {}",
+            q.number, q.session_id, words.who
         )));
-        out.push(cut(format!("      wants to {verb} {what}")));
-        out.push(cut(format!("      by: {by}")));
-        out.push(cut(format!("      {SCOPE_LEAD}{scope}")));
+        out.push(cut(format!("      wants to {} {}", words.verb, words.what)));
+        out.push(cut(format!("      by: {}", words.by)));
+        out.push(cut(format!("      {SCOPE_LEAD}{}", words.scope)));
     }
     if let Some(o) = model.current() {
         out.push(String::new());

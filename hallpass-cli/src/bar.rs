@@ -5,46 +5,14 @@ use std::path::Path;
 
 use hallpass_proto::Question;
 
-use crate::questions::text::{clean, keys, Words, SCOPE_LEAD};
-
-/// Cuts `s` to `width` characters, dropping from the left with `…` (the end of a path is
-/// what tells it apart).
-fn cut_left(s: &str, width: usize) -> String {
-    let n = s.chars().count();
-    if n <= width {
-        return s.to_string();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let keep: String = s.chars().skip(n - (width - 1)).collect();
-    format!("…{keep}")
-}
-
-/// Cuts `s` to `width` characters from the right.
-fn cut_right(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let mut t: String = s.chars().take(width - 1).collect();
-    t.push('…');
-    t
-}
+use crate::questions::text::{clean, cut_left, cut_right, keys, Words, SCOPE_LEAD};
 
 /// The bar's lines, plain text, each at most `cols` characters: four when there is room,
 /// one on a terminal of fewer than 8 rows. `waiting` is how many more questions queue.
 pub fn lines(q: &Question, scope: &Path, waiting: usize, rows: u16, cols: u16) -> Vec<String> {
     let w = cols as usize;
-    let Words {
-        who,
-        verb,
-        what,
-        by,
-        scope,
-    } = Words::of(q, scope, &clean);
+    let words = Words::of(q, scope, &clean);
+    let (who, verb, what) = (&words.who, words.verb, &words.what);
     let more = match waiting {
         0 => String::new(),
         1 => "  [1 more waiting]".into(),
@@ -56,17 +24,17 @@ pub fn lines(q: &Question, scope: &Path, waiting: usize, rows: u16, cols: u16) -
         let tail = format!("  {keys}{more}");
         let room = w.saturating_sub(head.chars().count() + tail.chars().count());
         return vec![cut_right(
-            &format!("{head}{}{tail}", cut_left(&what, room.max(12))),
+            &format!("{head}{}{tail}", cut_left(what, room.max(12))),
             w,
         )];
     }
     let room = w.saturating_sub(head.chars().count() + more.chars().count());
-    let first = format!("{head}{}{more}", cut_left(&what, room.max(12)));
-    let by = format!("  by: {by}");
+    let first = format!("{head}{}{more}", cut_left(what, room.max(12)));
+    let by = format!("  by: {}", words.by);
     let scope_tail = "   [+]/[-] wider/narrower";
     let lead = format!("  {SCOPE_LEAD}");
     let room = w.saturating_sub(lead.chars().count() + scope_tail.len());
-    let third = format!("{lead}{}{scope_tail}", cut_left(&scope, room.max(12)));
+    let third = format!("{lead}{}{scope_tail}", cut_left(&words.scope, room.max(12)));
     vec![
         cut_right(&first, w),
         cut_right(&by, w),
@@ -118,12 +86,6 @@ mod tests {
         assert_eq!(short.len(), 1);
         assert!(short[0].contains("/home/me/.npm/_cacache/tmp/x"));
         assert!(short[0].contains("[o] allow once"));
-    }
-
-    #[test]
-    fn cuts() {
-        assert_eq!(cut_left("abcdef", 4), "…def");
-        assert_eq!(cut_right("abcdef", 4), "abc…");
     }
 
     #[test]

@@ -128,16 +128,17 @@ async fn notify(
             .replace('<', "&lt;")
             .replace('>', "&gt;")
     };
+    let words = Words::of(&q, Path::new(&q.scope), &text);
     let Words {
         who,
-        verb,
         what,
         by,
         scope,
-    } = Words::of(&q, Path::new(&q.scope), &text);
+        ..
+    } = &words;
     let mut n = Notification::new();
     n.appname("hallpass")
-        .summary(&format!("hallpass: {who} wants to {verb}"))
+        .summary(&format!("hallpass: {who} wants to {}", words.verb))
         .body(&format!("{what}\nby: {by}\n[t] [a] [n] apply to: {scope}"))
         .action("once", "Allow once")
         .action("timed", &format!("Allow for {}", duration(q.timed_secs)))

@@ -50,6 +50,33 @@ pub fn keys(timed_secs: u32) -> String {
 /// What the scope line starts with: which answers the scope is for.
 pub const SCOPE_LEAD: &str = "[t] and [a] allow, [n] denies: ";
 
+/// Cuts `s` to `width` characters, dropping from the left with `…` (the end of a path is
+/// what tells it apart).
+pub fn cut_left(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let keep: String = s.chars().skip(n - (width - 1)).collect();
+    format!("…{keep}")
+}
+
+/// Cuts `s` to `width` characters from the right.
+pub fn cut_right(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut t: String = s.chars().take(width - 1).collect();
+    t.push('…');
+    t
+}
+
 /// The parts of a question, each passed through the caller's `clean` (what the process
 /// chose, its name and paths, is shown as text, never obeyed).
 pub struct Words {
@@ -103,6 +130,13 @@ impl Words {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cuts() {
+        assert_eq!(cut_left("abcdef", 4), "…def");
+        assert_eq!(cut_right("abcdef", 4), "abc…");
+        assert_eq!(cut_right("abc", 4), "abc");
+    }
 
     #[test]
     fn durations() {
