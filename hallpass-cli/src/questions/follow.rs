@@ -122,8 +122,10 @@ impl Cannot {
 
 /// How following one connection ended.
 enum End {
-    /// The daemon went away, or the session was registered again.
+    /// The daemon went away (or only the stream broke).
     Lost,
+    /// The launcher registered the session again (or lost its daemon).
+    Moved,
     /// Whoever reads the updates, or sends the answers, is gone.
     Done,
 }
@@ -202,7 +204,8 @@ impl Follower {
             if std::mem::take(&mut lost) && !out(Update::Back) {
                 return;
             }
-            if let End::Done = self.follow(client, stream, out).await {
+            let end = self.follow(client, stream, out).await;
+            if let End::Done = end {
                 return;
             }
             told = false;
@@ -212,6 +215,8 @@ impl Follower {
                 return;
             }
             match &mut self.source {
+                // The registration to follow now is there already (or will be said).
+                Source::Session(_) if matches!(end, End::Moved) => {}
                 // A daemon that died is noticed by the launcher at once (it registers the
                 // session again, or says it has none). If nothing changes, the daemon is
                 // alive and only the stream broke: follow it again.
@@ -256,7 +261,7 @@ impl Follower {
                     },
                     Ok(None) | Err(_) => return End::Lost,
                 },
-                _ = registered_again => return End::Lost,
+                _ = registered_again => return End::Moved,
                 a = self.answers.recv() => {
                     let Some((g, req)) = a else { return End::Done };
                     // An answer to a question of a daemon that is gone: void.
