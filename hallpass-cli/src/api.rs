@@ -5,7 +5,7 @@ use hallpass_proto::paths;
 use hyper_util::rt::TokioIo;
 use tonic::transport::{Channel, Endpoint, Uri};
 
-use crate::Failure;
+use crate::error::Failure;
 
 /// A client of the daemon's API socket.
 pub async fn client() -> Result<HallpassClient<Channel>, Failure> {

@@ -2,7 +2,6 @@
 //! two launchers don't both start one) and wait until it answers.
 
 use std::fs::OpenOptions;
-use std::io;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -10,20 +9,12 @@ use std::time::{Duration, Instant};
 
 use hallpass_proto::paths;
 
+use crate::error::DaemonError;
+
 /// How long a started daemon may take to listen.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// A daemon the launcher starts exits after this long without sessions.
 const IDLE_EXIT_SECS: &str = "300";
-
-#[derive(Debug, thiserror::Error)]
-pub enum DaemonError {
-    #[error("cannot use the runtime directory {dir}: {source}")]
-    RuntimeDir { dir: PathBuf, source: io::Error },
-    #[error("cannot find hallpassd (looked beside {exe} and in PATH)")]
-    NotFound { exe: PathBuf },
-    #[error("failed to start the daemon: {0}")]
-    Start(String),
-}
 
 /// A connection to the daemon's control socket, starting the daemon if needed.
 pub fn connect() -> Result<UnixStream, DaemonError> {
@@ -89,7 +80,7 @@ fn daemon_binary() -> Result<PathBuf, DaemonError> {
     if beside.is_file() {
         return Ok(beside);
     }
-    crate::run::search_path("hallpassd".as_ref()).ok_or(DaemonError::NotFound { exe })
+    crate::env::search_path("hallpassd".as_ref()).ok_or(DaemonError::NotFound { exe })
 }
 
 fn start(dir: &Path) -> Result<(), DaemonError> {

@@ -4,19 +4,19 @@
 //! for `hallpass answer`.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hallpass_proto::hallpass_client::HallpassClient;
-use hallpass_proto::{event, Answer, AnswerRequest, Question, WatchRequest};
+use hallpass_proto::{Answer, AnswerRequest, Question};
 use notify_rust::{Notification, NotificationResponse, Timeout};
-use tokio::sync::{oneshot, watch};
-use tonic::transport::Channel;
+use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::api::{client, runtime, say};
-use crate::bar;
-use crate::link::Registered;
+use crate::api::runtime;
+use crate::questions::follow::{self, Answers, Outcome, Source, Update};
+use crate::questions::text::{clean, duration, Words};
+use crate::session::Session;
 
 /// The notifier of one session, running on a thread of its own.
 pub struct Desktop {
@@ -32,7 +32,7 @@ impl Desktop {
     }
 }
 
-pub fn start(session: watch::Receiver<Option<Registered>>) -> Desktop {
+pub fn start(session: Session) -> Desktop {
     let (stop, stopped) = watch::channel(false);
     let thread = std::thread::spawn(move || {
         let Ok(rt) = runtime() else {
@@ -44,84 +44,59 @@ pub fn start(session: watch::Receiver<Option<Registered>>) -> Desktop {
     Desktop { stop, thread }
 }
 
-/// Follows the session, and follows it again each time the launcher registers it with a new
-/// daemon, until stopped.
-async fn run(mut session: watch::Receiver<Option<Registered>>, mut stopped: watch::Receiver<bool>) {
+/// Shows the session's questions (see `questions::follow`) until stopped, then closes what
+/// it still shows.
+async fn run(session: Session, mut stopped: watch::Receiver<bool>) {
+    let (follower, answers) = follow::follower(Source::Session(session));
+    let (tx, mut updates) = mpsc::unbounded_channel();
+    let following = tokio::spawn(async move { follower.run(&mut |u| tx.send(u).is_ok()).await });
     let warned = Arc::new(AtomicBool::new(false));
-    // The registration followed last: a new one is followed afresh, even under the same id.
-    let mut followed: Option<u64> = None;
-    loop {
-        let current = *session.borrow_and_update();
-        if let Some(r) = current.filter(|r| Some(r.count) != followed) {
-            followed = Some(r.count);
-            match follow(r.id, &mut session, &mut stopped, &warned).await {
-                Some(true) => return,
-                Some(false) => continue,
-                // Could not start following: again shortly.
-                None => {
-                    followed = None;
-                    tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_millis(500)) => continue,
-                        _ = stopped.changed() => return,
-                    }
-                }
-            }
-        }
-        tokio::select! {
-            r = session.changed() => if r.is_err() { return },
-            _ = stopped.changed() => return,
-        }
-    }
-}
-
-/// Shows session `id`'s questions until its daemon goes away or the session is registered
-/// again (`Some(false)`), or the notifier is stopped (`Some(true)`); closes what it showed
-/// either way. `None`: could not start following.
-async fn follow(
-    id: u64,
-    session: &mut watch::Receiver<Option<Registered>>,
-    stopped: &mut watch::Receiver<bool>,
-    warned: &Arc<AtomicBool>,
-) -> Option<bool> {
-    let c = client().await.ok()?;
-    let mut stream = c
-        .clone()
-        .watch(WatchRequest { session_id: id })
-        .await
-        .ok()?
-        .into_inner();
+    // The notifications shown, by question: sending on one closes it.
     let mut open: HashMap<u64, oneshot::Sender<()>> = HashMap::new();
     let mut tasks = tokio::task::JoinSet::new();
-    let stop = loop {
-        tokio::select! {
-            m = stream.message() => match m {
-                Ok(Some(ev)) => match ev.kind {
-                    Some(event::Kind::Asked(q)) if !open.contains_key(&q.id) => {
-                        let (tx, rx) = oneshot::channel();
-                        open.insert(q.id, tx);
-                        tasks.spawn(notify(q, rx, c.clone(), warned.clone()));
-                    }
-                    Some(event::Kind::Resolved(r)) => {
-                        if let Some(tx) = open.remove(&r.question_id) {
-                            let _ = tx.send(());
-                        }
-                    }
-                    // Events were lost: take everything down; the pending list follows.
-                    Some(event::Kind::Reset(_)) => {
-                        for (_, tx) in open.drain() {
-                            let _ = tx.send(());
-                        }
-                    }
-                    _ => {}
-                },
-                _ => break false,
+    let mut generation = 0;
+    loop {
+        let u = tokio::select! {
+            u = updates.recv() => u,
+            _ = stopped.changed() => None,
+        };
+        let Some(u) = u else { break };
+        match u {
+            Update::Asked(q) if !open.contains_key(&q.id) => {
+                let (tx, rx) = oneshot::channel();
+                open.insert(q.id, tx);
+                let answer = Answering {
+                    answers: answers.clone(),
+                    generation,
+                };
+                tasks.spawn(notify(*q, rx, answer, warned.clone()));
+            }
+            Update::Resolved(id) => {
+                if let Some(tx) = open.remove(&id) {
+                    let _ = tx.send(());
+                }
+            }
+            // Take everything down: the questions still pending come again.
+            Update::Void(_) => {
+                generation += 1;
+                for (_, tx) in open.drain() {
+                    let _ = tx.send(());
+                }
+            }
+            Update::Answered { outcome, .. } => match outcome {
+                Outcome::Applied { warning } if !warning.is_empty() => {
+                    eprintln!("hallpass: {warning}")
+                }
+                Outcome::Applied { .. } | Outcome::Settled(_) => {}
+                Outcome::Refused(why) => eprintln!("hallpass: the answer was refused: {why}"),
+                Outcome::NoReply => {
+                    eprintln!("hallpass: the answer was refused: the daemon did not answer")
+                }
             },
-            _ = session.changed() => break false,
-            _ = stopped.changed() => break true,
+            Update::Asked(_) | Update::Back | Update::Trouble(_) => {}
         }
-    };
-    // Take down what is still shown: its session is over, or its daemon (a new one asks
-    // again).
+    }
+    // Take down what is still shown: its session is over.
     for (_, tx) in open.drain() {
         let _ = tx.send(());
     }
@@ -129,7 +104,13 @@ async fn follow(
         while tasks.join_next().await.is_some() {}
     })
     .await;
-    Some(stop)
+    following.abort();
+}
+
+/// Where a notification sends its answer, and for which generation of questions.
+struct Answering {
+    answers: Answers,
+    generation: u64,
 }
 
 /// Shows one question until it is answered here (then sends the answer) or elsewhere (then
@@ -137,41 +118,30 @@ async fn follow(
 async fn notify(
     q: Question,
     closed: oneshot::Receiver<()>,
-    mut c: HallpassClient<Channel>,
+    answer: Answering,
     warned: Arc<AtomicBool>,
 ) {
     // Text from the process, shown as text: notification servers read markup in bodies.
     let text = |s: &str| {
-        bar::clean(s)
+        clean(s)
             .replace('&', "&amp;")
             .replace('<', "&lt;")
             .replace('>', "&gt;")
     };
-    let who = if q.name.is_empty() {
-        format!("pid {}", q.pid)
-    } else {
-        format!("{} (pid {})", text(&q.name), q.pid)
-    };
-    let what: Vec<String> = std::iter::once(&q.path)
-        .chain(&q.also)
-        .map(|p| text(p))
-        .collect();
-    let chain: Vec<String> = q.chain.iter().map(|c| text(c)).collect();
-    let (verb, what) = crate::answer::verb_and_what(&q, what.join(" and "));
+    let words = Words::of(&q, Path::new(&q.scope), &text);
+    let Words {
+        who,
+        what,
+        by,
+        scope,
+        ..
+    } = &words;
     let mut n = Notification::new();
     n.appname("hallpass")
-        .summary(&format!("hallpass: {who} wants to {verb}"))
-        .body(&format!(
-            "{}\nby: {}\n[t] [a] [n] apply to: {}",
-            what,
-            chain.join(" ← "),
-            text(&q.scope)
-        ))
+        .summary(&format!("hallpass: {who} wants to {}", words.verb))
+        .body(&format!("{what}\nby: {by}\n[t] [a] [n] apply to: {scope}"))
         .action("once", "Allow once")
-        .action(
-            "timed",
-            &format!("Allow for {}", bar::duration(q.timed_secs)),
-        )
+        .action("timed", &format!("Allow for {}", duration(q.timed_secs)))
         .action("always", "Always allow")
         .action("deny", "Deny")
         .action("never", "Never allow")
@@ -207,7 +177,7 @@ async fn notify(
     }
     // Dismissed without a button: the question stays open for other ways to answer.
     let Ok(action) = arx.await else { return };
-    let answer = match action.as_str() {
+    let word = match action.as_str() {
         "once" => Answer::Once,
         "timed" => Answer::Timed,
         "always" => Answer::Always,
@@ -215,17 +185,12 @@ async fn notify(
         "never" => Answer::Never,
         _ => return,
     };
-    let r = c
-        .answer(AnswerRequest {
+    answer.answers.send(
+        answer.generation,
+        AnswerRequest {
             question_id: q.id,
-            answer: answer as i32,
+            answer: word as i32,
             scope: String::new(),
-        })
-        .await;
-    match r {
-        Ok(r) if !r.get_ref().warning.is_empty() => eprintln!("hallpass: {}", r.get_ref().warning),
-        Ok(_) => {}
-        Err(e) if e.code() == tonic::Code::FailedPrecondition => {}
-        Err(e) => eprintln!("hallpass: the answer was refused: {}", say(&e)),
-    }
+        },
+    );
 }

@@ -3,24 +3,24 @@
 
 use clap::CommandFactory;
 
+use crate::error::{ExitCode, Failure};
 use crate::flags::Cli;
-use crate::Failure;
 
-pub fn completions(shell: clap_complete::Shell) -> Result<i32, Failure> {
+pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "hallpass", &mut out);
     crate::out::print(&String::from_utf8_lossy(&out));
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 /// `hallpass.1`: the flags, the subcommands (each with its one-line help; `hallpass help
 /// SUBCOMMAND` has its flags), the examples and exit status.
-pub fn man() -> Result<i32, Failure> {
+pub fn man() -> Result<ExitCode, Failure> {
     let mut out = Vec::new();
     clap_mangen::Man::new(Cli::command())
         .render(&mut out)
         .map_err(|e| Failure::new(format!("cannot make the man page: {e}")))?;
     crate::out::print(&String::from_utf8_lossy(&out));
-    Ok(0)
+    Ok(ExitCode::Success)
 }

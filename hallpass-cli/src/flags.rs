@@ -2,6 +2,7 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -185,26 +186,25 @@ pub enum WaitArg {
     All,
 }
 
-/// `90`, `90s`, `5m`, `1h` → seconds; at least one second.
-pub fn parse_duration(s: &str) -> Result<u32, String> {
-    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
+/// `--allow-for`: `90` (seconds), or a duration as humantime reads it (`90s`, `5m`, `1h`,
+/// `1h30m`); a whole number of seconds, at least one, that fits the wire's 32 bits.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        Duration::from_secs(s.parse().map_err(|_| format!("`{s}` is too long"))?)
+    } else {
+        humantime::parse_duration(s)
+            .map_err(|_| format!("`{s}` is not a duration like 30s, 5m or 1h"))?
     };
-    let n: u32 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration like 30s, 5m or 1h"))?;
-    let mult = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        _ => return Err(format!("`{s}` is not a duration like 30s, 5m or 1h")),
-    };
-    match n.checked_mul(mult) {
-        Some(0) => Err("the duration must be at least 1s".into()),
-        Some(v) => Ok(v),
-        None => Err(format!("`{s}` is too long")),
+    if d < Duration::from_secs(1) {
+        return Err("the duration must be at least 1s".into());
     }
+    if d.subsec_nanos() != 0 {
+        return Err(format!("`{s}` is not a whole number of seconds"));
+    }
+    if u32::try_from(d.as_secs()).is_err() {
+        return Err(format!("`{s}` is too long"));
+    }
+    Ok(d)
 }
 
 #[derive(Args, Debug)]
@@ -235,7 +235,7 @@ pub struct RunArgs {
     pub wait: WaitArg,
     /// How long [t] allows a scope when asked: 30s, 5m, 1h.
     #[arg(long = "allow-for", value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
-    pub allow_for: u32,
+    pub allow_for: Duration,
     /// Use the profile NAME (or a profile file) instead of the command's (repeatable).
     #[arg(long = "profile", value_name = "NAME")]
     pub profile: Vec<String>,
@@ -248,4 +248,38 @@ pub struct RunArgs {
     /// The command and its arguments, after `--` [default: $SHELL].
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        let secs = |s: &str| parse_duration(s).map(|d| d.as_secs());
+        // What --allow-for always took.
+        assert_eq!(secs("90"), Ok(90));
+        assert_eq!(secs("90s"), Ok(90));
+        assert_eq!(secs("5m"), Ok(300));
+        assert_eq!(secs("1h"), Ok(3600));
+        // And more, as humantime reads it.
+        assert_eq!(secs("1h30m"), Ok(5400));
+        assert_eq!(secs("2min"), Ok(120));
+        assert_eq!(secs("0").unwrap_err(), "the duration must be at least 1s");
+        assert_eq!(secs("0s").unwrap_err(), "the duration must be at least 1s");
+        assert_eq!(
+            secs("5x").unwrap_err(),
+            "`5x` is not a duration like 30s, 5m or 1h"
+        );
+        assert_eq!(
+            secs("").unwrap_err(),
+            "`` is not a duration like 30s, 5m or 1h"
+        );
+        assert_eq!(
+            secs("1500ms").unwrap_err(),
+            "`1500ms` is not a whole number of seconds"
+        );
+        assert_eq!(secs("5000000000").unwrap_err(), "`5000000000` is too long");
+        assert_eq!(secs("200years").unwrap_err(), "`200years` is too long");
+    }
 }

@@ -18,11 +18,12 @@ use std::time::{Duration, Instant};
 
 use hallpass_proto::{
     control, control_reply, control_request, Attach, ControlReply, ControlRequest, LentFd,
-    OpenSession, SessionOpened,
+    OpenSession, RefusalReason, Refused, SessionOpened,
 };
 use tokio::sync::watch;
 
-use crate::Failure;
+use crate::error::{Failure, LinkError};
+use crate::session::{Registered, Session};
 
 /// How long the launcher tries to reach a new daemon before it gives the session up.
 const RECONNECT_FOR: Duration = Duration::from_secs(60);
@@ -65,57 +66,59 @@ pub fn journal() -> io::Result<OwnedFd> {
 /// wedged daemon must not hold the session forever).
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
 
-fn lost(e: io::Error) -> Failure {
+fn refused(r: Refused) -> LinkError {
+    LinkError::Refused {
+        reason: r.reason(),
+        message: r.message,
+    }
+}
+
+fn lost(e: io::Error) -> LinkError {
     if matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
     ) {
-        return Failure::new(
-            "the daemon did not answer in time while registering the session (is it stopped or stuck? see hallpassd.log in its runtime directory)",
-        );
+        return LinkError::Timeout;
     }
-    Failure::new(format!(
-        "lost the daemon while registering the session: {e}"
-    ))
+    LinkError::Lost(e)
 }
 
-fn unexpected() -> Failure {
-    Failure::new("the daemon sent an unexpected reply (version mismatch?)")
+/// Sets both timeouts of `sock`: `None` waits for ever.
+fn timeouts(sock: &UnixStream, t: Option<Duration>) -> Result<(), LinkError> {
+    sock.set_read_timeout(t)
+        .and_then(|()| sock.set_write_timeout(t))
+        .map_err(LinkError::Timeouts)
 }
 
-/// Why a session could not be opened.
-pub enum OpenError {
-    /// The daemon went away in the middle of it (killed, or restarting): another may do.
-    Gone(Failure),
-    /// Anything else: refused, no answer in time, a reply that makes no sense.
-    Failed(Failure),
-}
-
-impl From<OpenError> for Failure {
-    fn from(e: OpenError) -> Failure {
-        match e {
-            OpenError::Gone(f) | OpenError::Failed(f) => f,
+/// Reaches the daemon (starting one if none runs) and opens the session. A daemon that dies
+/// in the instant it is reached (killed, or restarting after an upgrade) is replaced by
+/// another, as one that dies mid-session is: three tries.
+pub fn open_session(open: &OpenSession) -> Result<(UnixStream, SessionOpened), Failure> {
+    let mut tries = 0;
+    loop {
+        let sock = crate::daemon::connect()?;
+        crate::procs::set_daemon(peer_pid(&sock));
+        // A daemon that accepts and then never answers (stopped, wedged) gets a clear error,
+        // not a launcher that hangs.
+        timeouts(&sock, Some(Duration::from_secs(30)))?;
+        match self::open(&sock, open) {
+            Ok(opened) => return Ok((sock, opened)),
+            Err(e) if e.gone() && tries < 2 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(100 * tries));
+            }
+            Err(e) => return Err(e.into()),
         }
     }
 }
 
-fn lost_opening(e: io::Error) -> OpenError {
-    let gone = matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionReset
-            | io::ErrorKind::BrokenPipe
-            | io::ErrorKind::UnexpectedEof
-            | io::ErrorKind::ConnectionAborted
-    );
-    if gone {
-        OpenError::Gone(lost(e))
-    } else {
-        OpenError::Failed(lost(e))
-    }
+/// Lets the session's exchanges with the daemon wait as long as they need, once registered.
+pub fn wait_freely(sock: &UnixStream) -> Result<(), Failure> {
+    Ok(timeouts(sock, None)?)
 }
 
 /// Sends `OpenSession`; returns the daemon's answer.
-pub fn open(sock: &UnixStream, open: &OpenSession) -> Result<SessionOpened, OpenError> {
+pub fn open(sock: &UnixStream, open: &OpenSession) -> Result<SessionOpened, LinkError> {
     // The daemon may refuse us before reading anything (a supervised peer): then the send
     // fails, and its reason is waiting to be read.
     let sent = control::send(
@@ -127,15 +130,12 @@ pub fn open(sock: &UnixStream, open: &OpenSession) -> Result<SessionOpened, Open
     );
     let reply = control::recv::<ControlReply>(sock);
     if let (Err(e), Err(_)) = (&sent, &reply) {
-        return Err(lost_opening(io::Error::new(e.kind(), e.to_string())));
+        return Err(lost(io::Error::new(e.kind(), e.to_string())));
     }
-    match reply.map_err(lost_opening)?.0.kind {
+    match reply.map_err(lost)?.0.kind {
         Some(control_reply::Kind::Opened(o)) => Ok(o),
-        Some(control_reply::Kind::Refused(r)) => Err(OpenError::Failed(Failure::new(format!(
-            "the daemon refused the session: {}",
-            r.message
-        )))),
-        _ => Err(OpenError::Failed(unexpected())),
+        Some(control_reply::Kind::Refused(r)) => Err(refused(r)),
+        _ => Err(LinkError::Unexpected),
     }
 }
 
@@ -145,7 +145,7 @@ pub fn attach(
     session_id: u64,
     reg: &Registration,
     resume: bool,
-) -> Result<(), Failure> {
+) -> Result<(), LinkError> {
     let a = Attach {
         session_id,
         pid: reg.pid,
@@ -168,11 +168,8 @@ pub fn attach(
     .map_err(lost)?;
     match control::recv::<ControlReply>(sock).map_err(lost)?.0.kind {
         Some(control_reply::Kind::Attached(_)) => Ok(()),
-        Some(control_reply::Kind::Refused(r)) => Err(Failure::new(format!(
-            "the daemon refused the session: {}",
-            r.message
-        ))),
-        _ => Err(unexpected()),
+        Some(control_reply::Kind::Refused(r)) => Err(refused(r)),
+        _ => Err(LinkError::Unexpected),
     }
 }
 
@@ -183,18 +180,9 @@ pub struct Link {
     session: watch::Receiver<Option<Registered>>,
 }
 
-/// The session as a daemon knows it: its id there, and how many times it was registered (so
-/// that watchers can tell a new registration from the one they follow, even with the same
-/// id).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Registered {
-    pub id: u64,
-    pub count: u64,
-}
-
 impl Link {
     /// The session's registration now; `None` while no daemon supervises it.
-    pub fn session(&self) -> watch::Receiver<Option<Registered>> {
+    pub fn session(&self) -> Session {
         self.session.clone()
     }
 
@@ -241,7 +229,9 @@ fn run(
         // If the daemon is in fact alive (it sent something we did not understand), it must
         // let go of the session before another registration takes it over.
         let _ = sock.shutdown(std::net::Shutdown::Both);
-        crate::say("hallpass: lost the daemon; the command's writes wait while a new one starts");
+        crate::error::say(
+            "hallpass: lost the daemon; the command's writes wait while a new one starts",
+        );
         match reconnect(&reg, &done) {
             Some((s, id)) => {
                 *current.lock().unwrap() = s.try_clone().ok();
@@ -250,7 +240,7 @@ fn run(
                     let _ = s.shutdown(std::net::Shutdown::Both);
                     return;
                 }
-                crate::say(&format!(
+                crate::error::say(&format!(
                     "hallpass: a new daemon supervises the session (now session {id})"
                 ));
                 count += 1;
@@ -258,7 +248,7 @@ fn run(
                 sock = s;
             }
             None => {
-                crate::say(&format!(
+                crate::error::say(&format!(
                     "hallpass: no daemon for {}s: giving the session up; the command's writes now fail (ENOSYS)",
                     RECONNECT_FOR.as_secs()
                 ));
@@ -276,7 +266,7 @@ fn reconnect(reg: &Registration, done: &AtomicBool) -> Option<(UnixStream, u64)>
     let mut open = reg.open.clone();
     while Instant::now() < deadline && !done.load(Ordering::SeqCst) {
         let attempt = (|| -> Result<(UnixStream, u64), Failure> {
-            let sock = crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?;
+            let sock = crate::daemon::connect()?;
             // At once: a daemon we just started is our descendant now (we are a subreaper),
             // and must never be ended with the session's processes.
             crate::procs::set_daemon(peer_pid(&sock));
@@ -285,20 +275,18 @@ fn reconnect(reg: &Registration, done: &AtomicBool) -> Option<(UnixStream, u64)>
                     .min(deadline.saturating_duration_since(Instant::now()))
                     .max(Duration::from_millis(100)),
             );
-            let timeouts = |t: Option<Duration>| -> Result<(), Failure> {
-                sock.set_read_timeout(t)
-                    .and_then(|()| sock.set_write_timeout(t))
-                    .map_err(|e| Failure::new(e.to_string()))
-            };
-            timeouts(limit)?;
+            timeouts(&sock, limit)?;
             let opened = self::open(&sock, &open)?;
             attach(&sock, opened.session_id, reg, true)?;
-            timeouts(None)?;
+            timeouts(&sock, None)?;
             Ok((sock, opened.session_id))
         })();
         match attempt {
             Ok(r) => return Some(r),
-            Err(f) if f.message.contains("cannot resume with TMPDIR") => {
+            Err(Failure::Link(LinkError::Refused {
+                reason: RefusalReason::ResumeTmpdir,
+                ..
+            })) => {
                 // Gone (cleaned up?): a fresh one rather than no supervision.
                 open.resume_tmpdir.clear();
             }

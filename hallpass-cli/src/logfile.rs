@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::Failure;
+use crate::error::Failure;
 
 /// One decided write, as logged.
 #[derive(Clone, Debug, serde::Deserialize)]

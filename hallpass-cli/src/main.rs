@@ -7,55 +7,26 @@ mod bar;
 mod daemon;
 mod desktop;
 mod docs;
+mod env;
+mod error;
+mod exit;
 mod flags;
 mod link;
 mod logfile;
 mod out;
 mod procs;
 mod profiles;
+mod questions;
 mod report;
 mod rules;
 mod run;
+mod session;
 mod status;
 mod suggest;
 mod sys;
 mod terminal;
 
 use clap::Parser;
-
-/// A failure of hallpass itself: one line (and perhaps a hint) for the user, and an exit code.
-#[derive(Debug)]
-pub struct Failure {
-    pub message: String,
-    pub code: i32,
-}
-
-impl Failure {
-    /// Exit code 125: hallpass's own failure, like env(1) and timeout(1).
-    pub fn new(message: impl Into<String>) -> Failure {
-        Failure {
-            message: message.into(),
-            code: 125,
-        }
-    }
-
-    pub fn with_code(message: impl Into<String>, code: i32) -> Failure {
-        Failure {
-            message: message.into(),
-            code,
-        }
-    }
-}
-
-/// A line for the user on stderr, which may be a terminal in raw mode (where `\n` alone
-/// does not return the cursor).
-pub fn say(line: &str) {
-    if sys::pty::is_raw() {
-        eprint!("{line}\r\n");
-    } else {
-        eprintln!("{line}");
-    }
-}
 
 fn main() {
     let cli = flags::Cli::parse();
@@ -70,11 +41,9 @@ fn main() {
         Some(flags::Verb::Man) => docs::man(),
         None => run::run(cli.run),
     };
-    match r {
-        Ok(code) => std::process::exit(code),
-        Err(f) => {
-            eprintln!("hallpass: {}", f.message);
-            std::process::exit(f.code);
-        }
-    }
+    let code = r.unwrap_or_else(|f| {
+        eprintln!("hallpass: {f}");
+        f.code()
+    });
+    std::process::exit(code.code());
 }

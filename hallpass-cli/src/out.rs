@@ -18,10 +18,23 @@ pub fn line(text: impl std::fmt::Display) {
     print(&format!("{text}\n"));
 }
 
+/// Writes `value` as one line of JSON. The `--json` outputs are `Serialize` structs whose
+/// fields are declared in alphabetical order: the order these outputs have always had.
+pub fn json(value: &impl serde::Serialize) {
+    match serde_json::to_string(value) {
+        Ok(s) => line(s),
+        // Only a map with keys that are not strings fails; none of ours has one.
+        Err(e) => {
+            eprintln!("hallpass: cannot write JSON: {e}");
+            std::process::exit(crate::error::ExitCode::FAILED);
+        }
+    }
+}
+
 fn failed(e: std::io::Error) -> ! {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         crate::sys::signals::die_of_sigpipe();
     }
     eprintln!("hallpass: cannot write to stdout: {e}");
-    std::process::exit(125);
+    std::process::exit(crate::error::ExitCode::FAILED);
 }

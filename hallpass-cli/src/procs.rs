@@ -281,13 +281,13 @@ fn report_left(left: &Left, whose: &str) {
     let tail = "it runs on unsupervised: its writes fail (ENOSYS), and the daemon refuses it";
     match left {
         Left::None => {}
-        Left::Some(pids) => crate::say(&format!(
+        Left::Some(pids) => crate::error::say(&format!(
             "hallpass: could not end {} {whose} ({}), SIGKILL after SIGKILL for {}s; {tail}",
             plural(pids.len()),
             list(pids),
             GRACE.as_secs()
         )),
-        Left::Unknown(e) => crate::say(&format!(
+        Left::Unknown(e) => crate::error::say(&format!(
             "hallpass: cannot list the processes {whose} (reading /proc: {e}), tried for {}s; \
              if any is still running, {tail}",
             GRACE.as_secs()
@@ -304,7 +304,7 @@ pub fn stop_all(why: &str) {
         Ok(pids) if pids.is_empty() => return,
         Ok(pids) => {
             terminate(&pids, &mut sent);
-            crate::say(&format!(
+            crate::error::say(&format!(
                 "hallpass: {why}: sent SIGTERM to {} still running ({}); SIGKILL in {}s to any left",
                 plural(pids.len()),
                 list(&pids),
@@ -313,7 +313,7 @@ pub fn stop_all(why: &str) {
         }
         Err(e) => {
             more_descriptors(&e);
-            crate::say(&format!(
+            crate::error::say(&format!(
                 "hallpass: {why}: cannot list the processes still running (reading /proc: {e}); SIGKILL in {}s to any left",
                 GRACE.as_secs()
             ));
@@ -335,7 +335,7 @@ pub fn stop_all(why: &str) {
         let left = kill_until_none(GRACE, &mut killed);
         if !killed.is_empty() {
             let killed: Vec<i32> = killed.into_iter().collect();
-            crate::say(&format!(
+            crate::error::say(&format!(
                 "hallpass: sent SIGKILL to {} that outlived SIGTERM ({})",
                 plural(killed.len()),
                 list(&killed)
@@ -394,7 +394,7 @@ pub fn end_leftovers() -> usize {
     reap();
     let ended: Vec<i32> = ended.into_iter().collect();
     if !ended.is_empty() {
-        crate::say(&format!(
+        crate::error::say(&format!(
             "hallpass: ended {} the command left behind ({}); --wait=all keeps supervising them instead",
             plural(ended.len()),
             list(&ended)

@@ -2,45 +2,31 @@
 
 use std::path::Path;
 
-use hallpass_proto::{rule, ListRulesReply, ListRulesRequest, Rule};
+use hallpass_proto::{
+    rule, AddRuleRequest, ListRulesReply, ListRulesRequest, RemoveRuleRequest, Rule,
+};
 
 use crate::api::{client, runtime, say};
+use crate::error::{ExitCode, Failure};
 use crate::flags::{RulesAction, RulesArgs};
-use crate::Failure;
 
-pub fn rules(args: RulesArgs) -> Result<i32, Failure> {
+pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
     // The daemon reads and writes the file; start it if it is not running.
-    drop(crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?);
+    drop(crate::daemon::connect()?);
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
     let abs = |p: &Path| {
-        let p = crate::run::expand_tilde(p, &crate::run::home_dir());
+        let p = crate::env::expand_tilde(p, &crate::env::home_dir());
         cwd.join(p).to_string_lossy().into_owned()
     };
     let reply = runtime()?.block_on(async {
         let mut c = client().await?;
         let r = match args.action.unwrap_or(RulesAction::List) {
             RulesAction::List => c.list_rules(ListRulesRequest {}).await,
-            RulesAction::Allow { path } => {
-                c.add_rule(Rule {
-                    action: rule::Action::Allow as i32,
-                    path: abs(&path),
-                })
-                .await
-            }
-            RulesAction::Deny { path } => {
-                c.add_rule(Rule {
-                    action: rule::Action::Deny as i32,
-                    path: abs(&path),
-                })
-                .await
-            }
+            RulesAction::Allow { path } => c.add_rule(add(rule::Action::Allow, abs(&path))).await,
+            RulesAction::Deny { path } => c.add_rule(add(rule::Action::Deny, abs(&path))).await,
             RulesAction::Remove { path } => {
-                c.remove_rule(Rule {
-                    action: 0,
-                    path: abs(&path),
-                })
-                .await
+                c.remove_rule(RemoveRuleRequest { path: abs(&path) }).await
             }
         };
         r.map(|r| r.into_inner())
@@ -48,7 +34,20 @@ pub fn rules(args: RulesArgs) -> Result<i32, Failure> {
     })?;
     print(&reply, args.json);
     // A broken file is worth a non-zero status even when listing.
-    Ok(if reply.error.is_empty() { 0 } else { 1 })
+    Ok(if reply.error.is_empty() {
+        ExitCode::Success
+    } else {
+        ExitCode::Problems
+    })
+}
+
+fn add(action: rule::Action, path: String) -> AddRuleRequest {
+    AddRuleRequest {
+        rule: Some(Rule {
+            action: action as i32,
+            path,
+        }),
+    }
 }
 
 fn word(action: i32) -> &'static str {
@@ -59,15 +58,36 @@ fn word(action: i32) -> &'static str {
     }
 }
 
+/// `hallpass rules --json`.
+#[derive(serde::Serialize)]
+struct RulesJson<'a> {
+    /// Why the rules file could not be read; empty when it is fine.
+    error: &'a str,
+    file: &'a str,
+    rules: Vec<RuleJson<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct RuleJson<'a> {
+    /// `allow` or `deny`.
+    action: &'static str,
+    path: &'a str,
+}
+
 fn print(r: &ListRulesReply, json: bool) {
     if json {
-        let rules: Vec<_> = r
-            .rules
-            .iter()
-            .map(|x| serde_json::json!({"action": word(x.action), "path": x.path}))
-            .collect();
-        let v = serde_json::json!({"file": r.file, "rules": rules, "error": r.error});
-        crate::out::line(format_args!("{v}"));
+        crate::out::json(&RulesJson {
+            error: &r.error,
+            file: &r.file,
+            rules: r
+                .rules
+                .iter()
+                .map(|x| RuleJson {
+                    action: word(x.action),
+                    path: &x.path,
+                })
+                .collect(),
+        });
         return;
     }
     if !r.error.is_empty() {

@@ -6,8 +6,6 @@ use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use hallpass_proto::{EnforceMode, OpenSession, ProfileUse, PromptMode};
@@ -15,16 +13,16 @@ use nix::sys::signal::{kill, SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
+use crate::error::{ExitCode, Failure};
 use crate::flags::{ModeArg, PromptArg, RunArgs, WaitArg};
 use crate::sys::launch::{
     self, ChildFailed, STAGE_EXEC, STAGE_FILTER, STAGE_NO_NEW_PRIVS, STAGE_TTY,
 };
 use crate::sys::pty::{self, RawMode, Size};
-use crate::Failure;
-use crate::{desktop, link, procs, profiles, terminal};
+use crate::{desktop, env, link, procs, profiles, terminal};
 
 /// Runs the command; returns its exit status.
-pub fn run(args: RunArgs) -> Result<i32, Failure> {
+pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let ask = args.prompt == PromptArg::Ask;
     // Asking needs a person at a terminal: ours, to draw the bar on and read the keys from.
     let (pty, size) = if ask {
@@ -45,9 +43,9 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     };
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
-    let home = home_dir();
+    let home = env::home_dir();
     let abs = |p: &Path| -> PathBuf {
-        let p = expand_tilde(p, &home);
+        let p = env::expand_tilde(p, &home);
         if p.is_absolute() {
             p
         } else {
@@ -70,7 +68,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     } else {
         args.command.clone()
     };
-    let program = find_program(&argv[0])?;
+    let program = env::find_program(&argv[0])?;
     let profiles = session_profiles(&args, &argv[0], &home, &deny, log_path.as_deref())?;
     let allow: Vec<PathBuf> = allow
         .into_iter()
@@ -83,6 +81,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     }
     protected.extend(log_path.clone());
     let open = OpenSession {
+        protocol: hallpass_proto::PROTOCOL,
         argv: argv
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
@@ -106,9 +105,10 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         // The command's terminal is ours (the pty) when asking; otherwise the one it inherits.
         tty_paths: match &pty {
             Some(p) => vec![p.path.to_string_lossy().into_owned()],
-            None => tty_paths(),
+            None => env::tty_paths(),
         },
-        timed_secs: args.allow_for,
+        // At most u32::MAX, as parsing checked.
+        timed_secs: args.allow_for.as_secs() as u32,
         prompt: match args.prompt {
             PromptArg::Ask => PromptMode::Ask,
             PromptArg::Allow => PromptMode::Allow,
@@ -144,7 +144,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             .collect(),
     };
 
-    let (sock, opened) = open_session(&open)?;
+    let (sock, opened) = link::open_session(&open)?;
 
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| k != "TMPDIR" && k != "HALLPASS_SESSION")
@@ -237,9 +237,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             return Err(f);
         }
     };
-    sock.set_read_timeout(None)
-        .and_then(|()| sock.set_write_timeout(None))
-        .map_err(|e| Failure::new(e.to_string()))?;
+    link::wait_freely(&sock)?;
     let link = link::start(sock, reg, opened.session_id);
     if let Some(f) = launch::release(&child)
         .map_err(|e| Failure::new(format!("cannot start the command: {e}")))?
@@ -271,7 +269,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
                 let _ = waitpid(pid, None);
                 f
             };
-            let raw = RawMode::enter(std::io::stdin().as_fd()).map_err(|e| {
+            let raw = RawMode::enter().map_err(|e| {
                 fail(Failure::new(format!(
                     "cannot set the terminal to raw mode: {e}"
                 )))
@@ -291,7 +289,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         d.finish();
     }
     link.close();
-    Ok(code)
+    Ok(ExitCode::Command(code))
 }
 
 /// The profiles of the session (see `profiles::choose`), said in one line on stderr. What
@@ -309,7 +307,9 @@ fn session_profiles(
     denied.extend(log.map(Path::to_path_buf));
     let applied = profiles::choose(&args.profile, args.no_profile, command, home, &denied)
         .map_err(|e| match e {
-            profiles::ProfileError::Unknown(_) => Failure::with_code(e.to_string(), 2),
+            profiles::ProfileError::Unknown(_) => {
+                Failure::with_code(e.to_string(), ExitCode::Usage)
+            }
             _ => Failure::new(format!("{e}\nhint: fix it, or run with --no-profile")),
         })?;
     if let Some(line) = profiles::announce(&applied, home) {
@@ -333,7 +333,10 @@ fn child_failure(f: &ChildFailed, cmd: &OsStr) -> Failure {
     let e = io::Error::from_raw_os_error(f.errno);
     let name = cmd.to_string_lossy();
     match f.stage {
-        STAGE_EXEC => Failure::with_code(format!("cannot run {name}: {e}"), if f.errno == libc::ENOENT { 127 } else { 126 }),
+        STAGE_EXEC => Failure::with_code(
+            format!("cannot run {name}: {e}"),
+            if f.errno == libc::ENOENT { ExitCode::NotFound } else { ExitCode::CannotRun },
+        ),
         STAGE_FILTER if f.errno == libc::EBUSY => Failure::new(format!(
             "cannot install the seccomp filter: {e}\nhint: is this already running under hallpass? sessions do not nest"
         )),
@@ -396,7 +399,7 @@ fn wait_for(pid: Pid, signals: &SigSet, resized: &dyn Fn(), all: bool) -> i32 {
                     unlisted = true;
                     if !said {
                         said = true;
-                        crate::say(&format!(
+                        crate::error::say(&format!(
                             "hallpass: cannot list the session's processes (reading /proc: {e}); waiting on until none is left"
                         ));
                     }
@@ -443,116 +446,9 @@ fn open_log(p: &Path) -> Result<File, Failure> {
     Ok(f)
 }
 
-pub fn home_dir() -> PathBuf {
-    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(h);
-    }
-    nix::unistd::User::from_uid(nix::unistd::getuid())
-        .ok()
-        .flatten()
-        .map(|u| u.dir)
-        .unwrap_or_else(|| PathBuf::from("/"))
-}
-
-/// `~` and `~/x` become the home directory; `~user` is left alone.
-pub fn expand_tilde(p: &Path, home: &Path) -> PathBuf {
-    let b = p.as_os_str().as_bytes();
-    if b == b"~" {
-        home.to_path_buf()
-    } else if let Some(rest) = b.strip_prefix(b"~/") {
-        home.join(OsStr::from_bytes(rest))
-    } else {
-        p.to_path_buf()
-    }
-}
-
-/// The terminal devices of our standard streams: the session's own terminal.
-fn tty_paths() -> Vec<String> {
-    let mut out = Vec::new();
-    for fd in 0..3 {
-        if let Ok(p) = std::fs::read_link(format!("/proc/self/fd/{fd}")) {
-            let s = p.to_string_lossy().into_owned();
-            if (s.starts_with("/dev/pts/") || s.starts_with("/dev/tty")) && !out.contains(&s) {
-                out.push(s);
-            }
-        }
-    }
-    out
-}
-
-/// `name` as execvp would find it.
-fn find_program(name: &OsStr) -> Result<PathBuf, Failure> {
-    if name.as_bytes().contains(&b'/') {
-        return Ok(PathBuf::from(name));
-    }
-    search_path(name).ok_or_else(|| {
-        Failure::with_code(
-            format!("{}: command not found", name.to_string_lossy()),
-            127,
-        )
-    })
-}
-
-/// The first executable `name` in `$PATH`.
-pub fn search_path(name: &OsStr) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| {
-            std::fs::metadata(p)
-                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-                .unwrap_or(false)
-        })
-}
-
-/// Reaches the daemon (starting one if none runs) and opens the session. A daemon that dies
-/// in the instant it is reached (killed, or restarting after an upgrade) is replaced by
-/// another, as one that dies mid-session is: three tries.
-fn open_session(
-    open: &OpenSession,
-) -> Result<
-    (
-        std::os::unix::net::UnixStream,
-        hallpass_proto::SessionOpened,
-    ),
-    Failure,
-> {
-    let mut tries = 0;
-    loop {
-        let sock = crate::daemon::connect().map_err(|e| Failure::new(e.to_string()))?;
-        procs::set_daemon(link::peer_pid(&sock));
-        // A daemon that accepts and then never answers (stopped, wedged) gets a clear error,
-        // not a launcher that hangs.
-        let limit = Some(std::time::Duration::from_secs(30));
-        sock.set_read_timeout(limit)
-            .and_then(|()| sock.set_write_timeout(limit))
-            .map_err(|e| Failure::new(e.to_string()))?;
-        match link::open(&sock, open) {
-            Ok(opened) => return Ok((sock, opened)),
-            Err(link::OpenError::Gone(_)) if tries < 2 => {
-                tries += 1;
-                std::thread::sleep(std::time::Duration::from_millis(100 * tries));
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tilde() {
-        let h = Path::new("/home/me");
-        assert_eq!(expand_tilde(Path::new("~"), h), PathBuf::from("/home/me"));
-        assert_eq!(
-            expand_tilde(Path::new("~/.cache"), h),
-            PathBuf::from("/home/me/.cache")
-        );
-        assert_eq!(expand_tilde(Path::new("~x/y"), h), PathBuf::from("~x/y"));
-        assert_eq!(expand_tilde(Path::new("a/~"), h), PathBuf::from("a/~"));
-    }
 
     /// A kernel without seccomp user notification fails the filter install with EINVAL.
     #[test]
@@ -564,9 +460,9 @@ mod tests {
             },
             OsStr::new("x"),
         );
-        assert_eq!(f.code, 125);
+        assert_eq!(f.code(), ExitCode::Failed);
         assert_eq!(
-            f.message,
+            f.to_string(),
             "cannot install the seccomp filter: Invalid argument (os error 22)\n\
              hint: hallpass needs Linux 5.9 or newer with seccomp user notification"
         );
@@ -577,7 +473,7 @@ mod tests {
             },
             OsStr::new("x"),
         );
-        assert!(f.message.contains("sessions do not nest"));
+        assert!(f.to_string().contains("sessions do not nest"));
         let f = child_failure(
             &ChildFailed {
                 stage: STAGE_EXEC,
@@ -586,23 +482,11 @@ mod tests {
             OsStr::new("x"),
         );
         assert_eq!(
-            (f.code, f.message.as_str()),
-            (126, "cannot run x: Permission denied (os error 13)")
-        );
-    }
-
-    #[test]
-    fn programs() {
-        assert!(search_path(OsStr::new("sh")).is_some());
-        assert_eq!(
-            find_program(OsStr::new("./x")).unwrap(),
-            PathBuf::from("./x")
-        );
-        assert_eq!(
-            find_program(OsStr::new("no-such-program-here"))
-                .unwrap_err()
-                .code,
-            127
+            (f.code(), f.to_string().as_str()),
+            (
+                ExitCode::CannotRun,
+                "cannot run x: Permission denied (os error 13)"
+            )
         );
     }
 }

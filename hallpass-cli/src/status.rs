@@ -3,9 +3,9 @@
 use hallpass_proto::{EnforceMode, StatusRequest};
 
 use crate::api::{client, runtime, say};
-use crate::Failure;
+use crate::error::{ExitCode, Failure};
 
-pub fn status(json: bool) -> Result<i32, Failure> {
+pub fn status(json: bool) -> Result<ExitCode, Failure> {
     runtime()?.block_on(async {
         let mut c = client().await?;
         let s = c
@@ -14,20 +14,11 @@ pub fn status(json: bool) -> Result<i32, Failure> {
             .map_err(|e| Failure::new(format!("status: {}", say(&e))))?;
         let s = s.into_inner();
         if json {
-            let sessions: Vec<_> = s
-                .sessions
-                .iter()
-                .map(|x| {
-                    serde_json::json!({
-                        "session": x.session_id, "argv": x.argv, "cwd": x.cwd, "launcher_pid": x.launcher_pid,
-                        "pid": x.pid, "live": x.live, "notifications": x.notifications, "allowed": x.allowed,
-                        "denied": x.denied, "passed": x.passed, "questions": x.questions, "age_secs": x.age_secs,
-                        "mode": mode_name(x.mode), "landlock": x.landlock,
-                        "profiles": x.profiles.iter().map(|p| serde_json::json!({"name": p.name, "paths": p.paths})).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
-            crate::out::line(format_args!("{}", serde_json::json!({"pid": s.pid, "version": s.version, "sessions": sessions})));
+            crate::out::json(&StatusJson {
+                pid: s.pid,
+                sessions: s.sessions.iter().map(SessionJson::of).collect(),
+                version: &s.version,
+            });
         } else {
             crate::out::line(format_args!("hallpassd {} (pid {}), {} sessions", s.version, s.pid, s.sessions.len()));
             if !s.sessions.is_empty() {
@@ -60,8 +51,71 @@ pub fn status(json: bool) -> Result<i32, Failure> {
                 crate::out::line(format_args!("* strict mode without a Landlock domain (Landlock ABI 2, Linux 5.19): the daemon performs every write, which is slower"));
             }
         }
-        Ok(0)
+        Ok(ExitCode::Success)
     })
+}
+
+/// `hallpass status --json` (see `StatusReply` in `hallpass.proto`).
+#[derive(serde::Serialize)]
+struct StatusJson<'a> {
+    pid: i32,
+    sessions: Vec<SessionJson<'a>>,
+    version: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct SessionJson<'a> {
+    age_secs: u64,
+    allowed: u64,
+    argv: &'a [String],
+    cwd: &'a str,
+    denied: u64,
+    landlock: bool,
+    launcher_pid: i32,
+    live: bool,
+    /// `lite` or `strict`.
+    mode: &'static str,
+    notifications: u64,
+    passed: u64,
+    pid: i32,
+    profiles: Vec<ProfileJson<'a>>,
+    questions: u64,
+    session: u64,
+}
+
+#[derive(serde::Serialize)]
+struct ProfileJson<'a> {
+    name: &'a str,
+    paths: &'a [String],
+}
+
+impl<'a> SessionJson<'a> {
+    fn of(x: &'a hallpass_proto::SessionStatus) -> SessionJson<'a> {
+        SessionJson {
+            age_secs: x.age_secs,
+            allowed: x.allowed,
+            argv: &x.argv,
+            cwd: &x.cwd,
+            denied: x.denied,
+            landlock: x.landlock,
+            launcher_pid: x.launcher_pid,
+            live: x.live,
+            mode: mode_name(x.mode),
+            notifications: x.notifications,
+            passed: x.passed,
+            pid: x.pid,
+            profiles: x
+                .profiles
+                .iter()
+                .map(|p| ProfileJson {
+                    name: &p.name,
+                    paths: &p.paths,
+                })
+                .collect(),
+            questions: x.questions,
+            session: x.session_id,
+        }
+    }
 }
 
 fn mode_name(mode: i32) -> &'static str {

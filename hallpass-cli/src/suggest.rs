@@ -8,10 +8,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::error::{ExitCode, Failure};
 use crate::flags::SuggestArgs;
 use crate::logfile::{self, Entry};
 use crate::profiles::tilde;
-use crate::Failure;
 
 /// Directories of the home that hold other tools' directories, not one tool's.
 const SHARED: &[&str] = &[".cache", ".config", ".local/share", ".local/state"];
@@ -154,8 +154,8 @@ fn describe(g: &Group) -> String {
     s
 }
 
-pub fn suggest(args: SuggestArgs) -> Result<i32, Failure> {
-    let home = crate::run::home_dir();
+pub fn suggest(args: SuggestArgs) -> Result<ExitCode, Failure> {
+    let home = crate::env::home_dir();
     let entries = logfile::read(&args.log)?;
     let asked: Vec<&Entry> = entries
         .iter()
@@ -177,7 +177,7 @@ pub fn suggest(args: SuggestArgs) -> Result<i32, Failure> {
         crate::out::line(format_args!(
             "# nothing in {log} was or would have been asked about: no flag needed"
         ));
-        return Ok(0);
+        return Ok(ExitCode::Success);
     }
     let total: usize = writes.values().sum();
     crate::out::line(format_args!(
@@ -207,13 +207,18 @@ pub fn suggest(args: SuggestArgs) -> Result<i32, Failure> {
                 .map(|g| format!("--allow-path {}", shell_word(&tilde(&g.root, &home))))
                 .collect();
             crate::out::line(format_args!("{}", flags.join(" ")));
-            Ok(0)
+            Ok(ExitCode::Success)
         }
     }
 }
 
 /// The groups as a profile file (see `profiles::ProfileFile`), written atomically.
-fn write_profile(out: &Path, groups: &[Group], home: &Path, log: &Path) -> Result<i32, Failure> {
+fn write_profile(
+    out: &Path,
+    groups: &[Group],
+    home: &Path,
+    log: &Path,
+) -> Result<ExitCode, Failure> {
     let q = |s: &str| serde_json::to_string(s).unwrap_or_default();
     let mut text = format!(
         "# Made by `hallpass suggest --profile-out` from {}: the writes that were or would\n# have been asked about.\nabout = {}\nallow = [\n",
@@ -235,7 +240,7 @@ fn write_profile(out: &Path, groups: &[Group], home: &Path, log: &Path) -> Resul
         shell_word(&out.display().to_string()),
         tilde(&crate::profiles::user_dir(home), home)
     );
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 #[cfg(test)]

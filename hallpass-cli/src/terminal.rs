@@ -6,32 +6,27 @@
 //! One thread owns the screen and the bar ([`Relay::run`]); others only feed it events: the
 //! keyboard, the command's output, the daemon's questions, window changes, the command's end.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hallpass_proto::{event, AnswerRequest, Question, WatchRequest};
+use crate::bar;
+use crate::questions::follow::{self, Answers, Source, Update};
+use crate::questions::model::{Key, Model};
+use crate::session::Session;
+use crate::sys::pty::{self, Size};
+use hallpass_proto::Question;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use tokio::sync::watch;
-
-use crate::bar;
-use crate::link::Registered;
-use crate::sys::pty::{self, Size};
 
 /// The escape prefix, like telnet's: Ctrl-].
 const ESCAPE: u8 = 0x1d;
 /// How long the command's last output may take to arrive after it exits.
 const DRAIN: Duration = Duration::from_millis(300);
-/// How long a question must have been on the bar before a key answers it: a key typed for
-/// the command just as the question appeared must not answer it.
-const ARMED_AFTER: Duration = Duration::from_millis(400);
 /// Events waiting for the relay at most; past that, readers wait (the command's output
 /// blocks on the pty rather than piling up in memory).
 const BACKLOG: usize = 256;
@@ -94,7 +89,7 @@ impl Handle {
 pub fn start(
     leader: OwnedFd,
     size: Size,
-    session: watch::Receiver<Option<Registered>>,
+    session: Session,
     pgid: i32,
     all: bool,
 ) -> std::io::Result<Handle> {
@@ -108,7 +103,7 @@ pub fn start(
     );
     let stdin = File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
     spawn_reader(stdin, tx.clone(), Event::Input, Event::InputEnd);
-    let answers = spawn_watcher(session, tx.clone());
+    let answers = spawn_follower(session, tx.clone());
     let relay = Relay {
         out: std::io::stdout(),
         leader,
@@ -117,14 +112,11 @@ pub fn start(
         shown: None,
         drawn: 0,
         alt_under_bar: None,
-        queue: VecDeque::new(),
+        questions: Model::new(crate::env::home_dir()),
         notice: None,
         escape: false,
         to_cmd,
         answers,
-        generation: 0,
-        front: None,
-        sent: None,
         pgid,
         all,
         stopped: false,
@@ -184,14 +176,10 @@ fn spawn_writer(mut to: File) -> Sender<Vec<u8>> {
     tx
 }
 
-/// Follows the session's questions over the API and sends the answers given in the bar.
-/// When the daemon goes away, says so ([`Event::Reset`]) and follows the session again once
-/// the launcher has registered it with a new daemon.
-fn spawn_watcher(
-    mut session: watch::Receiver<Option<Registered>>,
-    tx: SyncSender<Event>,
-) -> tokio::sync::mpsc::UnboundedSender<(u64, AnswerRequest)> {
-    let (atx, mut arx) = tokio::sync::mpsc::unbounded_channel::<(u64, AnswerRequest)>();
+/// Follows the session's questions (see `questions::follow`) on a thread of its own, and
+/// passes them on to the relay; returns where the bar sends its answers.
+fn spawn_follower(session: Session, tx: SyncSender<Event>) -> Answers {
+    let (follower, answers) = follow::follower(Source::Session(session));
     std::thread::spawn(move || {
         let Ok(rt) = crate::api::runtime() else {
             let _ = tx.send(Event::Note(
@@ -199,145 +187,36 @@ fn spawn_watcher(
             ));
             return;
         };
-        rt.block_on(async move {
-            let mut generation = 0u64;
-            // The registration followed last; a new one (the daemon was replaced) is followed
-            // afresh, even under the same session id.
-            let mut followed: Option<u64> = None;
-            let mut told = false;
-            loop {
-                let current = *session.borrow_and_update();
-                let Some(r) = current.filter(|r| Some(r.count) != followed) else {
-                    if session.changed().await.is_err() {
-                        return;
+        let note = |what: String| Event::Note(format!("hallpass: {what}"));
+        rt.block_on(follower.run(&mut |u| {
+            let events = match u {
+                Update::Asked(q) => vec![Event::Asked(q)],
+                Update::Resolved(id) => vec![Event::Resolved(id)],
+                Update::Void(_) => vec![Event::Reset],
+                Update::Back => Vec::new(),
+                Update::Trouble(why) => vec![note(why)],
+                Update::Answered { id, outcome } => match outcome {
+                    follow::Outcome::Applied { warning } if !warning.is_empty() => {
+                        vec![note(warning)]
                     }
-                    continue;
-                };
-                followed = Some(r.count);
-                match follow(r.id, generation, &tx, &mut arx, &mut session).await {
-                    Followed::RelayGone => return,
-                    Followed::Failed(why) => {
-                        // The daemon is there but would not serve us: try again shortly,
-                        // saying so once.
-                        if !told && tx.send(Event::Note(format!("hallpass: {why}"))).is_err() {
-                            return;
-                        }
-                        told = true;
-                        followed = None;
-                        tokio::time::sleep(Duration::from_millis(500)).await;
-                    }
-                    Followed::Lost => {
-                        told = false;
-                        generation += 1;
-                        if tx.send(Event::Reset).is_err() {
-                            return;
-                        }
-                        // A daemon that died is noticed by the launcher at once (it registers
-                        // the session again, or says it has none). If nothing changes, the
-                        // daemon is alive and only the stream broke: follow it again.
-                        let changed =
-                            tokio::time::timeout(Duration::from_secs(1), session.changed()).await;
-                        match changed {
-                            Ok(Err(_)) => return,
-                            Ok(Ok(())) => {}
-                            Err(_) => followed = None,
-                        }
-                    }
-                }
-            }
-        });
-    });
-    atx
-}
-
-/// How following a session ended.
-enum Followed {
-    /// The daemon went away, or the session was registered again: its questions are void.
-    Lost,
-    /// Could not start following: why.
-    Failed(String),
-    /// The relay is gone: stop.
-    RelayGone,
-}
-
-async fn follow(
-    id: u64,
-    generation: u64,
-    tx: &SyncSender<Event>,
-    answers: &mut tokio::sync::mpsc::UnboundedReceiver<(u64, AnswerRequest)>,
-    session: &mut watch::Receiver<Option<Registered>>,
-) -> Followed {
-    match follow_inner(id, generation, tx, answers, session).await {
-        Ok(f) => f,
-        Err(()) => Followed::RelayGone,
-    }
-}
-
-async fn follow_inner(
-    id: u64,
-    generation: u64,
-    tx: &SyncSender<Event>,
-    answers: &mut tokio::sync::mpsc::UnboundedReceiver<(u64, AnswerRequest)>,
-    session: &mut watch::Receiver<Option<Registered>>,
-) -> Result<Followed, ()> {
-    let note = |what: String| Event::Note(format!("hallpass: {what}"));
-    let mut c = match crate::api::client().await {
-        Ok(c) => c,
-        Err(f) => return Ok(Followed::Failed(f.message)),
-    };
-    let mut stream = match c.watch(WatchRequest { session_id: id }).await {
-        Ok(s) => s.into_inner(),
-        Err(e) => {
-            return Ok(Followed::Failed(format!(
-                "cannot follow questions: {}",
-                crate::api::say(&e)
-            )))
-        }
-    };
-    loop {
-        tokio::select! {
-            m = stream.message() => match m {
-                Ok(Some(ev)) => {
-                    let e = match ev.kind {
-                        Some(event::Kind::Asked(q)) => Event::Asked(Box::new(q)),
-                        Some(event::Kind::Resolved(r)) => Event::Resolved(r.question_id),
-                        // Events were lost: start over, as after a daemon restart.
-                        Some(event::Kind::Reset(_)) => return Ok(Followed::Lost),
-                        None => continue,
-                    };
-                    tx.send(e).map_err(drop)?;
-                }
-                // The daemon went away.
-                Ok(None) | Err(_) => return Ok(Followed::Lost),
-            },
-            _ = session.changed() => return Ok(Followed::Lost),
-            a = answers.recv() => {
-                let Some((g, req)) = a else { return Err(()) };
-                // An answer to a question of a daemon that is gone: void.
-                if g != generation {
-                    continue;
-                }
-                let id = req.question_id;
-                match c.answer(req).await {
-                    Ok(r) if !r.get_ref().warning.is_empty() => {
-                        tx.send(note(r.get_ref().warning.clone())).map_err(drop)?;
-                    }
-                    Ok(_) => {}
-                    // Answered elsewhere first: the bar already moved on.
+                    follow::Outcome::Applied { .. } => Vec::new(),
                     // Settled already (here or elsewhere): gone from the bar too, even if the
                     // event saying so was missed.
-                    Err(e) if e.code() == tonic::Code::FailedPrecondition => {
-                        tx.send(Event::Resolved(id)).map_err(drop)?;
-                    }
-                    Err(e) => {
-                        tx.send(Event::AnswerFailed(id)).map_err(drop)?;
-                        tx.send(note(format!("the answer was refused: {}", crate::api::say(&e))))
-                            .map_err(drop)?;
-                    }
-                }
-            }
-        }
-    }
+                    follow::Outcome::Settled(_) => vec![Event::Resolved(id)],
+                    follow::Outcome::Refused(why) => vec![
+                        Event::AnswerFailed(id),
+                        note(format!("the answer was refused: {why}")),
+                    ],
+                    follow::Outcome::NoReply => vec![
+                        Event::AnswerFailed(id),
+                        note("the answer was refused: the daemon did not answer".into()),
+                    ],
+                },
+            };
+            events.into_iter().all(|e| tx.send(e).is_ok())
+        }));
+    });
+    answers
 }
 
 struct Relay {
@@ -352,21 +231,14 @@ struct Relay {
     /// While the bar is up: whether the terminal shows the alternate screen (switches made
     /// meanwhile reach it only when the bar goes).
     alt_under_bar: Option<bool>,
-    /// Open questions, oldest first, each with the scope the user has chosen so far.
-    queue: VecDeque<(Question, PathBuf)>,
+    /// Open questions; the bar shows the oldest.
+    questions: Model,
     /// A one-line message over the bottom row until the next key (help, a warning).
     notice: Option<String>,
     /// `Ctrl-]` was pressed; the next key is for us.
     escape: bool,
     to_cmd: Sender<Vec<u8>>,
-    /// Answers, tagged with the generation of questions they are for.
-    answers: tokio::sync::mpsc::UnboundedSender<(u64, AnswerRequest)>,
-    /// How many times the daemon went away: answers to an older generation are dropped.
-    generation: u64,
-    /// The question at the front of the queue, and since when it is there.
-    front: Option<(u64, Instant)>,
-    /// The question an answer was sent for, shown until the daemon says it is resolved.
-    sent: Option<u64>,
+    answers: Answers,
     pgid: i32,
     all: bool,
     stopped: bool,
@@ -406,16 +278,10 @@ impl Relay {
                 }
                 Event::Resize => self.resize(),
                 Event::Reset => {
-                    self.generation += 1;
-                    self.queue.clear();
-                    self.sent = None;
+                    self.questions.void();
                     self.redraw();
                 }
-                Event::AnswerFailed(id) => {
-                    if self.sent == Some(id) {
-                        self.sent = None;
-                    }
-                }
+                Event::AnswerFailed(id) => self.questions.not_applied(id),
                 Event::Exited => {
                     self.exited.store(true, Ordering::Relaxed);
                     if output_done {
@@ -442,11 +308,11 @@ impl Relay {
         if let Some(n) = &self.notice {
             return vec![n.clone()];
         }
-        match self.queue.front() {
-            Some((q, scope)) => bar::lines(
-                q,
-                scope,
-                self.queue.len() - 1,
+        match self.questions.current() {
+            Some(o) => bar::lines(
+                &o.question,
+                &o.scope,
+                self.questions.list().len() - 1,
                 self.size.rows,
                 self.size.cols,
             ),
@@ -456,10 +322,7 @@ impl Relay {
 
     /// Draws the overlay, or takes it away if there is none.
     fn redraw(&mut self) {
-        let front = self.queue.front().map(|(q, _)| q.id);
-        if front != self.front.map(|(id, _)| id) {
-            self.front = front.map(|id| (id, Instant::now()));
-        }
+        self.questions.shown(Instant::now());
         let lines = self.overlay();
         if lines.is_empty() {
             return self.undraw();
@@ -586,13 +449,17 @@ impl Relay {
                 // Any key takes a notice away, and does nothing else: it was not meant for a
                 // question it hid. The question shows from now: its keys wait again.
                 self.notice = None;
-                self.front = self.front.map(|(id, _)| (id, Instant::now()));
+                self.questions.rearm(Instant::now());
                 self.redraw();
                 continue;
             }
-            if !self.queue.is_empty() {
+            if !self.questions.is_empty() {
                 if lone {
-                    self.bar_key(b);
+                    match self.questions.key(b, Instant::now()) {
+                        Key::Changed => self.redraw(),
+                        Key::Answer(generation, req) => self.answers.send(generation, req),
+                        Key::Nothing | Key::Quit => {}
+                    }
                 }
                 continue;
             }
@@ -603,62 +470,14 @@ impl Relay {
         }
     }
 
-    fn bar_key(&mut self, b: u8) {
-        let armed = self
-            .front
-            .is_some_and(|(_, since)| since.elapsed() >= ARMED_AFTER);
-        let Some((q, scope)) = self.queue.front_mut() else {
-            return;
-        };
-        if !armed || self.sent == Some(q.id) {
-            return;
-        }
-        let answer = match bar::key_action(b) {
-            Some(bar::KeyAction::Answer(a)) => a,
-            Some(bar::KeyAction::Wider) => {
-                *scope = bar::wider(scope, &bar::home());
-                return self.redraw();
-            }
-            Some(bar::KeyAction::Narrower) => {
-                *scope = bar::narrower(scope, Path::new(&q.path));
-                return self.redraw();
-            }
-            None => return,
-        };
-        let scope = if scope.as_os_str() == q.scope.as_str() {
-            String::new()
-        } else {
-            scope.to_string_lossy().into_owned()
-        };
-        let id = q.id;
-        let _ = self.answers.send((
-            self.generation,
-            AnswerRequest {
-                question_id: id,
-                answer: answer as i32,
-                scope,
-            },
-        ));
-        // Shown until the daemon says it is resolved: if the answer is refused, it stays.
-        self.sent = Some(id);
-    }
-
     fn asked(&mut self, q: Question) {
-        if self.queue.iter().any(|(x, _)| x.id == q.id) {
-            return;
+        if self.questions.asked(q) {
+            self.redraw();
         }
-        let scope = PathBuf::from(&q.scope);
-        self.queue.push_back((q, scope));
-        self.redraw();
     }
 
     fn resolved(&mut self, id: u64) {
-        if self.sent == Some(id) {
-            self.sent = None;
-        }
-        let before = self.queue.len();
-        self.queue.retain(|(q, _)| q.id != id);
-        if self.queue.len() != before {
+        if self.questions.resolved(id) {
             self.redraw();
         }
     }
@@ -693,7 +512,7 @@ impl Relay {
         self.stopped = true;
         if self.all {
             self.notice = None;
-            self.queue.clear();
+            self.questions.clear();
             self.undraw();
             crate::procs::stop_all("stopping (Ctrl-] s)");
             return;
@@ -713,7 +532,7 @@ impl Relay {
     /// Leaves the terminal usable whatever the command left it in.
     fn leave(&mut self) {
         self.notice = None;
-        self.queue.clear();
+        self.questions.clear();
         self.undraw();
         let mut s = String::from("\x1b[0m\x1b[?25h");
         if self.model.screen().alternate_screen() {

@@ -9,8 +9,9 @@ use std::pin::Pin;
 
 use hallpass_proto::hallpass_server::{Hallpass, HallpassServer};
 use hallpass_proto::{
-    event, rule, Answer, AnswerReply, AnswerRequest, Event, ListRulesReply, ListRulesRequest,
-    PendingReply, Rule, SessionStatus, StatusReply, StatusRequest, WatchRequest,
+    event, rule, AddRuleRequest, Answer, AnswerReply, AnswerRequest, Event, ListRulesReply,
+    ListRulesRequest, PendingReply, PendingRequest, RemoveRuleRequest, Rule, SessionStatus,
+    StatusReply, StatusRequest, WatchRequest,
 };
 use tokio::net::UnixListener;
 use tokio::sync::broadcast::error::RecvError;
@@ -120,7 +121,10 @@ impl Hallpass for Api {
         )))
     }
 
-    async fn pending(&self, req: Request<WatchRequest>) -> Result<Response<PendingReply>, Status> {
+    async fn pending(
+        &self,
+        req: Request<PendingRequest>,
+    ) -> Result<Response<PendingReply>, Status> {
         let (questions, _) = self.state.questions.subscribe(req.into_inner().session_id);
         Ok(Response::new(PendingReply { questions }))
     }
@@ -154,8 +158,11 @@ impl Hallpass for Api {
         Ok(Response::new(rules_reply(&store, &store.current())))
     }
 
-    async fn add_rule(&self, req: Request<Rule>) -> Result<Response<ListRulesReply>, Status> {
-        let r = req.into_inner();
+    async fn add_rule(
+        &self,
+        req: Request<AddRuleRequest>,
+    ) -> Result<Response<ListRulesReply>, Status> {
+        let r = req.into_inner().rule.unwrap_or_default();
         let action = match rule::Action::try_from(r.action) {
             Ok(rule::Action::Allow) => Action::Allow,
             Ok(rule::Action::Deny) => Action::Deny,
@@ -176,7 +183,10 @@ impl Hallpass for Api {
         Ok(Response::new(rules_reply(&store, &now)))
     }
 
-    async fn remove_rule(&self, req: Request<Rule>) -> Result<Response<ListRulesReply>, Status> {
+    async fn remove_rule(
+        &self,
+        req: Request<RemoveRuleRequest>,
+    ) -> Result<Response<ListRulesReply>, Status> {
         let path = rule_path(&req.into_inner().path)?;
         let store = self.state.questions.rules().clone();
         let st = store.clone();

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hallpass_proto::{
-    control, control_reply, control_request, Attached, ControlReply, ControlRequest, Refused,
-    SessionOpened,
+    control, control_reply, control_request, Attached, ControlReply, ControlRequest, RefusalReason,
+    Refused, SessionOpened,
 };
 
 use crate::ask::Questions;
@@ -100,10 +100,13 @@ impl State {
     }
 }
 
-fn refuse(sock: &UnixStream, message: String) {
+fn refuse(sock: &UnixStream, reason: RefusalReason, message: String) {
     eprintln!("hallpassd: refused a session: {message}");
     let r = ControlReply {
-        kind: Some(control_reply::Kind::Refused(Refused { message })),
+        kind: Some(control_reply::Kind::Refused(Refused {
+            message,
+            reason: reason as i32,
+        })),
     };
     let _ = control::send(sock, &r, &[]);
 }
@@ -115,7 +118,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
     state.touch();
     let peer = match crate::peer::check(&sock, &state.launchers()) {
         Ok(p) => p,
-        Err(e) => return refuse(&sock, format!("refused: {e}")),
+        Err(e) => return refuse(&sock, RefusalReason::Peer, format!("refused: {e}")),
     };
     let open = match control::recv::<ControlRequest>(&sock) {
         Ok((
@@ -124,15 +127,38 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
             },
             _,
         )) => o,
-        Ok(_) => return refuse(&sock, "expected OpenSession first".into()),
+        Ok(_) => {
+            return refuse(
+                &sock,
+                RefusalReason::BadRequest,
+                "expected OpenSession first".into(),
+            )
+        }
         // A client making sure the daemon runs (`hallpass rules`), then hanging up.
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return,
         Err(e) => return eprintln!("hallpassd: control connection from pid {}: {e}", peer.pid),
     };
+    if open.protocol != hallpass_proto::PROTOCOL {
+        return refuse(
+            &sock,
+            RefusalReason::Protocol,
+            format!(
+                "hallpass speaks protocol {} and this hallpassd {}: install both from one release, then stop the running hallpassd (the next hallpass starts the new one)",
+                open.protocol,
+                hallpass_proto::PROTOCOL
+            ),
+        );
+    }
     let id = state.next_id.fetch_add(1, Ordering::Relaxed);
     let pending = match session::open(id, peer.pid, &open, &state.protected) {
         Ok(p) => p,
-        Err(e) => return refuse(&sock, e.to_string()),
+        Err(e) => {
+            let reason = match e {
+                session::SetupError::Resume(_) => RefusalReason::ResumeTmpdir,
+                _ => RefusalReason::Setup,
+            };
+            return refuse(&sock, reason, e.to_string());
+        }
     };
     let opts = filter::Options {
         coverage: if pending.strict {
@@ -148,6 +174,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         Err(e) => {
             return refuse(
                 &sock,
+                RefusalReason::Internal,
                 format!("internal error: cannot build the filter: {e}"),
             )
         }
@@ -198,7 +225,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         )) => (a, fds),
         Ok(_) => {
             cleanup(&pending);
-            return refuse(&sock, "expected Attach".into());
+            return refuse(&sock, RefusalReason::BadRequest, "expected Attach".into());
         }
         Err(e) => {
             cleanup(&pending);
@@ -210,6 +237,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         cleanup(&pending);
         return refuse(
             &sock,
+            RefusalReason::BadRequest,
             format!(
                 "bad Attach: session {} with {} descriptors",
                 attach.session_id,
@@ -223,7 +251,11 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
             Ok(j) => Some(j),
             Err(e) => {
                 cleanup(&pending);
-                return refuse(&sock, format!("bad session journal: {e}"));
+                return refuse(
+                    &sock,
+                    RefusalReason::BadRequest,
+                    format!("bad session journal: {e}"),
+                );
             }
         }
     } else {
@@ -234,6 +266,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         cleanup(&pending);
         return refuse(
             &sock,
+            RefusalReason::BadRequest,
             "the descriptor sent is not a seccomp listener".into(),
         );
     }
@@ -241,6 +274,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         cleanup(&pending);
         return refuse(
             &sock,
+            RefusalReason::Kernel,
             "--mode=strict needs SECCOMP_ADDFD_FLAG_SEND (Linux 5.14), which this kernel refuses: use --mode=lite".into(),
         );
     }
@@ -314,4 +348,41 @@ pub fn socket_paths(dir: &Path) -> (PathBuf, PathBuf) {
         dir.join(hallpass_proto::paths::CONTROL_SOCKET),
         dir.join(hallpass_proto::paths::API_SOCKET),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hallpass_proto::OpenSession;
+
+    /// A launcher of another protocol version is refused with one line that says what to do,
+    /// and a reason it can act on.
+    #[test]
+    fn another_protocol_is_refused() {
+        let dir = std::env::temp_dir().join(format!("hallpass-server-test-{}", std::process::id()));
+        let rules = Arc::new(crate::rules::Store::open(dir.join("rules")));
+        let state = Arc::new(State::new(&dir, Arc::new(Questions::new(rules))));
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let t = std::thread::spawn(move || serve_launcher(state, theirs));
+        let open = OpenSession {
+            protocol: hallpass_proto::PROTOCOL + 1,
+            ..Default::default()
+        };
+        let req = ControlRequest {
+            kind: Some(control_request::Kind::Open(open)),
+        };
+        control::send(&ours, &req, &[]).unwrap();
+        let (reply, _) = control::recv::<ControlReply>(&ours).unwrap();
+        t.join().unwrap();
+        let Some(control_reply::Kind::Refused(r)) = reply.kind else {
+            panic!("not refused: {reply:?}");
+        };
+        assert_eq!(r.reason(), RefusalReason::Protocol);
+        assert!(!r.message.contains('\n'), "{}", r.message);
+        assert!(
+            r.message.contains("stop the running hallpassd"),
+            "{}",
+            r.message
+        );
+    }
 }

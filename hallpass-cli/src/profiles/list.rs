@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::{apply, builtin, load_file, tilde, user_dir, Origin, Profile, ProfileError, BUILTIN};
-use crate::Failure;
+use crate::error::{ExitCode, Failure};
 
 /// The user's profiles (sorted by name) and the files that could not be read.
 fn user_profiles(home: &Path) -> (Vec<Profile>, Vec<ProfileError>) {
@@ -25,8 +25,8 @@ fn user_profiles(home: &Path) -> (Vec<Profile>, Vec<ProfileError>) {
     (good, bad)
 }
 
-pub fn profiles(json: bool) -> Result<i32, Failure> {
-    let home = crate::run::home_dir();
+pub fn profiles(json: bool) -> Result<ExitCode, Failure> {
+    let home = crate::env::home_dir();
     let (mine, bad) = user_profiles(&home);
     let mut all: Vec<Profile> = BUILTIN
         .iter()
@@ -37,8 +37,8 @@ pub fn profiles(json: bool) -> Result<i32, Failure> {
     all.sort_by(|a, b| a.name.cmp(&b.name));
     let rows: Vec<_> = all.iter().map(|p| (p, apply(p, &home, &[]))).collect();
     if json {
-        let v: Vec<_> = rows.iter().map(|(p, a)| to_json(p, a)).collect();
-        crate::out::line(format_args!("{}", serde_json::Value::Array(v)));
+        let v: Vec<_> = rows.iter().map(|(p, a)| ProfileJson::of(p, a)).collect();
+        crate::out::json(&v);
     } else {
         crate::out::line(format_args!(
             "Applied when the command's name matches, or with --profile NAME; --no-profile: none."
@@ -70,26 +70,50 @@ pub fn profiles(json: bool) -> Result<i32, Failure> {
     for e in &bad {
         eprintln!("hallpass: {e}");
     }
-    Ok(if bad.is_empty() { 0 } else { 1 })
+    Ok(if bad.is_empty() {
+        ExitCode::Success
+    } else {
+        ExitCode::Problems
+    })
 }
 
-fn to_json(p: &Profile, a: &Result<super::Applied, ProfileError>) -> serde_json::Value {
-    let file = match &p.origin {
-        Origin::BuiltIn => serde_json::Value::Null,
-        Origin::File(f) => f.to_string_lossy().into(),
-    };
-    let (paths, error) = match a {
-        Ok(a) => (
-            a.paths
-                .iter()
-                .map(|x| x.to_string_lossy().into_owned())
-                .collect(),
-            None,
-        ),
-        Err(e) => (Vec::new(), Some(e.to_string())),
-    };
-    serde_json::json!({
-        "name": p.name, "about": p.about, "file": file, "allow": p.allow,
-        "paths": paths, "error": error,
-    })
+/// A profile in `hallpass profiles --json`.
+#[derive(serde::Serialize)]
+struct ProfileJson<'a> {
+    about: &'a str,
+    /// The entries as written, `~` and variables unexpanded.
+    allow: &'a [String],
+    /// Why the profile does not apply here; null when it does.
+    error: Option<String>,
+    /// Its file; null for a built-in one.
+    file: Option<String>,
+    name: &'a str,
+    /// The absolute paths it allows here.
+    paths: Vec<String>,
+}
+
+impl<'a> ProfileJson<'a> {
+    fn of(p: &'a Profile, a: &Result<super::Applied, ProfileError>) -> ProfileJson<'a> {
+        let (paths, error) = match a {
+            Ok(a) => (
+                a.paths
+                    .iter()
+                    .map(|x| x.to_string_lossy().into_owned())
+                    .collect(),
+                None,
+            ),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+        ProfileJson {
+            about: &p.about,
+            allow: &p.allow,
+            error,
+            file: match &p.origin {
+                Origin::BuiltIn => None,
+                Origin::File(f) => Some(f.to_string_lossy().into_owned()),
+            },
+            name: &p.name,
+            paths,
+        }
+    }
 }

@@ -9,9 +9,9 @@ mod text;
 use std::collections::BTreeMap;
 use std::path::Component;
 
+use crate::error::{ExitCode, Failure};
 use crate::flags::ReportArgs;
 use crate::logfile::{self, Entry};
-use crate::Failure;
 
 /// How many writes a node holds, by decision and reason.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -134,7 +134,7 @@ pub fn summary(c: &Counts) -> (String, String, String) {
     )
 }
 
-pub fn report(args: ReportArgs) -> Result<i32, Failure> {
+pub fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
     let entries = logfile::read(&args.log)?;
     let tree = Node::build(&entries);
     let title = format!("hallpass report: {}", args.log.display());
@@ -145,7 +145,7 @@ pub fn report(args: ReportArgs) -> Result<i32, Failure> {
         }
         None => crate::out::print(&text::render(&title, &tree, colour())),
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 /// Colour on a terminal, unless NO_COLOR (no-color.org) or TERM=dumb.

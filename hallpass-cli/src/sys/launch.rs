@@ -13,6 +13,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
 
 use super::landlock::{self, Domain, Entered};
+use crate::exit::ExitCode;
 
 // include/uapi/linux/seccomp.h
 const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
@@ -197,12 +198,12 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
         libc::write(sock, msg.as_ptr().cast(), msg.len());
         libc::_exit(if stage == STAGE_EXEC {
             if e == libc::ENOENT {
-                127
+                ExitCode::NOT_FOUND
             } else {
-                126
+                ExitCode::CANNOT_RUN
             }
         } else {
-            125
+            ExitCode::FAILED
         });
     };
     libc::sigprocmask(libc::SIG_SETMASK, &p.empty_mask, std::ptr::null_mut());
@@ -303,7 +304,7 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
         || libc::waitpid(helper as libc::pid_t, &mut status, 0) != helper as libc::pid_t
         || status != 0
     {
-        libc::_exit(125);
+        libc::_exit(ExitCode::FAILED);
     }
     libc::close(pipe[0]);
     libc::close(pipe[1]);
@@ -311,7 +312,7 @@ unsafe fn child(p: &Prepared, prog: &libc::sock_fprog, sock: RawFd) -> ! {
     // Wait for the go: one byte once the daemon has attached, end of file if not.
     let mut go = [0u8];
     if libc::read(sock, go.as_mut_ptr().cast(), 1) != 1 {
-        libc::_exit(125);
+        libc::_exit(ExitCode::FAILED);
     }
     libc::execve(p.path.as_ptr(), p.argv_p.as_ptr(), p.env_p.as_ptr());
     fail(STAGE_EXEC);

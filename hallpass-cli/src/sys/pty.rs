@@ -1,13 +1,18 @@
 //! The command's own pseudo-terminal, and raw mode on ours. See pty(7), termios(3),
-//! ioctl_tty(2).
+//! ioctl_tty(2). Through nix where it has a safe call; the window size and TIOCGPTPEER,
+//! which it has none for, are ioctls here.
 //!
 //! Raw mode is undone on every way out: when [`RawMode`] drops, from the panic hook, and by
 //! [`restore`], which anyone may call before exiting.
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::Mutex;
+
+use nix::fcntl::OFlag;
+use nix::pty;
+use nix::sys::termios::{self, SetArg, Termios};
 
 /// A terminal's size in characters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,8 +23,13 @@ pub struct Size {
 
 /// The size of the terminal on `fd`, if it is one and says.
 pub fn size_of(fd: BorrowedFd<'_>) -> Option<Size> {
-    // SAFETY: `winsize` is plain data; TIOCGWINSZ fills it and reads nothing else.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // nix has no safe call for TIOCGWINSZ.
     // SAFETY: TIOCGWINSZ writes one `winsize` to the pointer, which is valid.
     let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) };
     (r == 0 && ws.ws_row > 0 && ws.ws_col > 0).then_some(Size {
@@ -37,6 +47,7 @@ pub fn set_size(fd: BorrowedFd<'_>, s: Size) -> io::Result<()> {
         ws_xpixel: 0,
         ws_ypixel: 0,
     };
+    // nix has no safe call for TIOCSWINSZ.
     // SAFETY: TIOCSWINSZ reads one `winsize` from the pointer, which is valid.
     if unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCSWINSZ, &ws) } != 0 {
         return Err(io::Error::last_os_error());
@@ -54,44 +65,30 @@ pub struct Pty {
 }
 
 pub fn open(size: Size) -> io::Result<Pty> {
-    // SAFETY: posix_openpt takes flags and returns a new descriptor or -1.
-    let m = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) };
-    if m < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `m` is a fresh descriptor that nothing else owns.
-    let leader = unsafe { OwnedFd::from_raw_fd(m) };
-    // SAFETY: grantpt and unlockpt take the leader's descriptor only.
-    if unsafe { libc::grantpt(m) } != 0 || unsafe { libc::unlockpt(m) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let flags = OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
+    let leader = pty::posix_openpt(flags)?;
+    pty::grantpt(&leader)?;
+    pty::unlockpt(&leader)?;
     // TIOCGPTPEER opens the follower through the leader itself, with no path lookup that
-    // could be raced (Linux 4.13).
+    // could be raced (Linux 4.13); nix has no call for it.
     // SAFETY: TIOCGPTPEER takes open flags and returns a new descriptor or -1.
-    let f = unsafe {
-        libc::ioctl(
-            m,
-            libc::TIOCGPTPEER,
-            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
-        )
-    };
+    let f = unsafe { libc::ioctl(leader.as_raw_fd(), libc::TIOCGPTPEER, flags.bits()) };
     if f < 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: `f` is a fresh descriptor that nothing else owns.
     let follower = unsafe { OwnedFd::from_raw_fd(f) };
     let path = std::fs::read_link(format!("/proc/self/fd/{f}"))?;
-    // SAFETY: as in `size_of`, with the follower's descriptor.
-    set_size(unsafe { BorrowedFd::borrow_raw(f) }, size)?;
+    set_size(follower.as_fd(), size)?;
     Ok(Pty {
-        leader,
+        leader: leader.into(),
         follower,
         path,
     })
 }
 
-/// The settings raw mode replaced, to put back.
-static SAVED: Mutex<Option<(RawFd, libc::termios)>> = Mutex::new(None);
+/// The settings of our standard input that raw mode replaced, to put back.
+static SAVED: Mutex<Option<Termios>> = Mutex::new(None);
 
 /// Whether raw mode is on.
 pub fn is_raw() -> bool {
@@ -104,39 +101,30 @@ pub fn restore() {
         Ok(mut s) => s.take(),
         Err(p) => p.into_inner().take(),
     };
-    if let Some((fd, t)) = saved {
-        // SAFETY: `t` is the termios read from `fd` by `RawMode::enter`.
-        unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, &t) };
+    if let Some(t) = saved {
+        let _ = termios::tcsetattr(std::io::stdin().as_fd(), SetArg::TCSAFLUSH, &t);
     }
 }
 
-/// Raw mode on a terminal for as long as this lives: every byte the user types reaches us
-/// (and through us, the command) as typed.
+/// Raw mode on our standard input, a terminal, for as long as this lives: every byte the
+/// user types reaches us (and through us, the command) as typed.
 pub struct RawMode(());
 
 impl RawMode {
-    pub fn enter(fd: BorrowedFd<'_>) -> io::Result<RawMode> {
-        let fd = fd.as_raw_fd();
-        // SAFETY: termios is plain data that tcgetattr fills.
-        let mut t: libc::termios = unsafe { std::mem::zeroed() };
-        // SAFETY: `t` is valid for writing.
-        if unsafe { libc::tcgetattr(fd, &mut t) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        *SAVED.lock().unwrap() = Some((fd, t));
+    pub fn enter() -> io::Result<RawMode> {
+        let stdin = std::io::stdin();
+        let t = termios::tcgetattr(stdin.as_fd())?;
+        *SAVED.lock().unwrap() = Some(t.clone());
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             restore();
             previous(info);
         }));
         let mut raw = t;
-        // SAFETY: cfmakeraw edits the termios it is given.
-        unsafe { libc::cfmakeraw(&mut raw) };
-        // SAFETY: `raw` is a valid termios.
-        if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &raw) } != 0 {
-            let e = io::Error::last_os_error();
+        termios::cfmakeraw(&mut raw);
+        if let Err(e) = termios::tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &raw) {
             SAVED.lock().unwrap().take();
-            return Err(e);
+            return Err(e.into());
         }
         Ok(RawMode(()))
     }

@@ -1,0 +1,194 @@
+//! A question in words, for the bar, a desktop notification and `hallpass answer` alike:
+//! who wants to write what, by whom, the scope an answer covers and the keys. Pure; the
+//! callers lay the words out.
+
+use std::path::Path;
+
+use hallpass_proto::Question;
+
+/// `s` fit to draw on a terminal: control characters (escape sequences in a process name or
+/// a path could redraw the bar) and bidirectional overrides shown escaped, not obeyed.
+pub fn clean(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\x1b' => out.push_str("\\e"),
+            c if c.is_control()
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c) =>
+            {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `300` → `5m0s`, `90` → `1m30s`, `45` → `45s`, `3600` → `1h0m0s`.
+pub fn duration(secs: u32) -> String {
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    if h > 0 {
+        format!("{h}h{m}m{s}s")
+    } else if m > 0 {
+        format!("{m}m{s}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// The answer keys, as the bar and `hallpass answer` show them.
+pub fn keys(timed_secs: u32) -> String {
+    format!(
+        "[o] allow once  [t] for {}  [a] always  [d] deny  [n] never",
+        duration(timed_secs)
+    )
+}
+
+/// What the scope line starts with: which answers the scope is for.
+pub const SCOPE_LEAD: &str = "[t] and [a] allow, [n] denies: ";
+
+/// Cuts `s` to `width` characters, dropping from the left with `…` (the end of a path is
+/// what tells it apart).
+pub fn cut_left(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let keep: String = s.chars().skip(n - (width - 1)).collect();
+    format!("…{keep}")
+}
+
+/// Cuts `s` to `width` characters from the right.
+pub fn cut_right(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut t: String = s.chars().take(width - 1).collect();
+    t.push('…');
+    t
+}
+
+/// The parts of a question, each passed through the caller's `clean` (what the process
+/// chose, its name and paths, is shown as text, never obeyed).
+pub struct Words {
+    /// `node (pid 41237)`, or `pid 41237` without a name.
+    pub who: String,
+    /// `write`, `connect to` or `send to`.
+    pub verb: &'static str,
+    /// Every path the answer is for (both of a rename), and the service for a connection.
+    pub what: String,
+    /// The process chain, the writer first: `npm install ← bash ← copilot`.
+    pub by: String,
+    /// The scope a lasting or timed answer covers.
+    pub scope: String,
+}
+
+impl Words {
+    /// `q` in words, with `scope` as chosen so far.
+    pub fn of(q: &Question, scope: &Path, clean: &dyn Fn(&str) -> String) -> Words {
+        let who = if q.name.is_empty() {
+            format!("pid {}", q.pid)
+        } else {
+            format!("{} (pid {})", clean(&q.name), q.pid)
+        };
+        let paths = std::iter::once(&q.path)
+            .chain(&q.also)
+            .map(|p| clean(p))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        // A connection or a datagram to a service outside the session names what listens
+        // there.
+        let (verb, what) = match q.syscall.as_str() {
+            "connect" => ("connect to", format!("{paths} ({})", clean(&q.service))),
+            "sendto" | "sendmsg" | "sendmmsg" => {
+                ("send to", format!("{paths} ({})", clean(&q.service)))
+            }
+            _ => ("write", paths),
+        };
+        let by = q
+            .chain
+            .iter()
+            .map(|c| clean(c))
+            .collect::<Vec<_>>()
+            .join(" ← ");
+        Words {
+            who,
+            verb,
+            what,
+            by,
+            scope: clean(&scope.to_string_lossy()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts() {
+        assert_eq!(cut_left("abcdef", 4), "…def");
+        assert_eq!(cut_right("abcdef", 4), "abc…");
+        assert_eq!(cut_right("abc", 4), "abc");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration(300), "5m0s");
+        assert_eq!(duration(90), "1m30s");
+        assert_eq!(duration(2), "2s");
+        assert_eq!(duration(3600), "1h0m0s");
+    }
+
+    #[test]
+    fn what_a_process_names_is_shown_not_obeyed() {
+        assert_eq!(clean("a\x1b[1Ab\nc\u{202e}d"), "a\\e[1Ab\\nc\\u{202e}d");
+    }
+
+    #[test]
+    fn a_connection_names_the_service() {
+        let q = Question {
+            pid: 7,
+            path: "/run/user/1/bus".into(),
+            syscall: "connect".into(),
+            service: "dbus-daemon (pid 812)".into(),
+            chain: vec!["a".into(), "b".into()],
+            ..Default::default()
+        };
+        let w = Words::of(&q, Path::new("/run/user/1/bus"), &clean);
+        assert_eq!(
+            (w.who.as_str(), w.verb, w.what.as_str(), w.by.as_str()),
+            (
+                "pid 7",
+                "connect to",
+                "/run/user/1/bus (dbus-daemon (pid 812))",
+                "a ← b"
+            )
+        );
+    }
+
+    #[test]
+    fn a_datagram_names_the_service() {
+        let q = Question {
+            pid: 7,
+            path: "/run/x.sock".into(),
+            syscall: "sendmsg".into(),
+            service: "socat (pid 9)".into(),
+            ..Default::default()
+        };
+        let w = Words::of(&q, Path::new("/run/x.sock"), &clean);
+        assert_eq!(
+            (w.verb, w.what.as_str()),
+            ("send to", "/run/x.sock (socat (pid 9))")
+        );
+    }
+}
