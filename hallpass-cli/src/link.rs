@@ -325,8 +325,22 @@ fn lend(sock: &UnixStream) {
             File::open(format!("/proc/{tid}/mem")).map(OwnedFd::from)
         };
         let r = match got {
-            Ok(f) => control::send(sock, &lent(tid, 0), &[f.as_fd()]),
-            Err(e) => control::send(sock, &lent(tid, e.raw_os_error().unwrap_or(libc::EIO)), &[]),
+            Ok(f) => {
+                let sent = control::send(sock, &lent(tid, 0, false), &[f.as_fd()]);
+                // Closed before the daemon may answer for what it does with the copy (see
+                // LentFd.closed): a lingering copy keeps a socket bound after the process
+                // closed it, a file open for writing from being executed.
+                drop(f);
+                sent.and_then(|()| match req.take_fd {
+                    true => control::send(sock, &lent(tid, 0, true), &[]),
+                    false => Ok(()),
+                })
+            }
+            Err(e) => control::send(
+                sock,
+                &lent(tid, e.raw_os_error().unwrap_or(libc::EIO), false),
+                &[],
+            ),
         };
         if r.is_err() {
             return;
@@ -334,8 +348,8 @@ fn lend(sock: &UnixStream) {
     }
 }
 
-fn lent(tid: i32, error: i32) -> ControlRequest {
+fn lent(tid: i32, error: i32, closed: bool) -> ControlRequest {
     ControlRequest {
-        kind: Some(control_request::Kind::Lent(LentFd { tid, error })),
+        kind: Some(control_request::Kind::Lent(LentFd { tid, error, closed })),
     }
 }

@@ -27,7 +27,7 @@ impl Lender for ControlLender<'_> {
 
 impl ControlLender<'_> {
     fn ask(&mut self, req: LendRequest) -> io::Result<OwnedFd> {
-        let tid = req.tid;
+        let (tid, copy) = (req.tid, req.take_fd);
         let req = ControlReply {
             kind: Some(control_reply::Kind::Lend(req)),
         };
@@ -35,17 +35,39 @@ impl ControlLender<'_> {
         let (msg, mut fds) = control::recv::<ControlRequest>(self.0)?;
         match msg.kind {
             Some(hallpass_proto::control_request::Kind::Lent(l))
-                if l.tid == tid && l.error == 0 && fds.len() == 1 =>
+                if l.tid == tid && l.error == 0 && !l.closed && fds.len() == 1 =>
             {
-                Ok(fds.remove(0))
+                let fd = fds.remove(0);
+                if copy {
+                    self.released(tid)?;
+                }
+                Ok(fd)
             }
             Some(hallpass_proto::control_request::Kind::Lent(l)) if l.error != 0 => {
                 Err(io::Error::from_raw_os_error(l.error))
             }
-            _ => Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "unexpected reply to a lend request",
-            )),
+            _ => Err(unexpected()),
         }
     }
+
+    /// Waits for the launcher's word that it closed its copy of the descriptor it lent
+    /// (`LentFd.closed`): the process's own close must end the open file as it would natively.
+    fn released(&mut self, tid: i32) -> io::Result<()> {
+        match control::recv::<ControlRequest>(self.0)? {
+            (
+                ControlRequest {
+                    kind: Some(hallpass_proto::control_request::Kind::Lent(l)),
+                },
+                fds,
+            ) if l.tid == tid && l.closed && l.error == 0 && fds.is_empty() => Ok(()),
+            _ => Err(unexpected()),
+        }
+    }
+}
+
+fn unexpected() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "unexpected reply to a lend request",
+    )
 }
