@@ -1000,3 +1000,99 @@ fn a_datagram_receiver_sees_the_process_credentials() {
         }
     }
 }
+
+/// A python3 program that sends three datagrams with `sendmmsg` (through ctypes: python has
+/// no sendmmsg): to `inside`, `outside`, `inside` again, as a careful program does (on a
+/// failure it skips the message that failed and goes on with the rest). It prints what each
+/// call returned (`ret=N` or `err=ERRNO`) and the lengths the kernel wrote back, then what
+/// `inside` received.
+fn sendmmsg_program(inside: &Path, outside: &Path) -> String {
+    format!(
+        r#"
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+class msghdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint),
+                ("iov", ctypes.POINTER(iovec)), ("iovlen", ctypes.c_size_t),
+                ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+class mmsghdr(ctypes.Structure):
+    _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
+inside, outside = "{inside}", "{outside}"
+rx = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+rx.bind(inside)
+tx = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+keep = []
+msgs = (mmsghdr * 3)()
+for i, (to, word) in enumerate([(inside, b"one"), (outside, b"two"), (inside, b"three")]):
+    addr = ctypes.create_string_buffer(b"\x01\x00" + to.encode() + b"\x00")
+    buf = ctypes.create_string_buffer(word, len(word))
+    iov = iovec(ctypes.cast(buf, ctypes.c_void_p), len(word))
+    keep += [addr, buf, iov]
+    msgs[i].hdr.name = ctypes.cast(addr, ctypes.c_void_p)
+    msgs[i].hdr.namelen = len(addr)
+    msgs[i].hdr.iov = ctypes.pointer(iov)
+    msgs[i].hdr.iovlen = 1
+sent, out = 0, []
+while sent < 3:
+    r = libc.sendmmsg(tx.fileno(), ctypes.byref(msgs, sent * ctypes.sizeof(mmsghdr)), 3 - sent, 0)
+    if r < 0:
+        out.append("err=%d" % ctypes.get_errno())
+        sent += 1
+    else:
+        out.append("ret=%d" % r)
+        sent += r
+out.append("lens=" + ",".join(str(m.len) for m in msgs))
+rx.setblocking(False)
+got = []
+while True:
+    try:
+        got.append(rx.recv(64).decode())
+    except BlockingIOError:
+        break
+out.append("got=" + ",".join(got))
+print(" ".join(out))
+"#,
+        inside = inside.display(),
+        outside = outside.display()
+    )
+}
+
+#[test]
+fn sendmmsg_is_decided_message_by_message() {
+    for v in variants() {
+        let s = Scratch::new("svc-dgram-mmsg", v);
+        let (_svc, sock, got) = datagram_service(&s);
+        let prog = s.project.join("mmsg.py");
+        let inside = s.project.join("in.sock");
+        std::fs::write(&prog, sendmmsg_program(&inside, &sock)).unwrap();
+        let run = |flags: &[&str]| {
+            let _ = std::fs::remove_file(&inside);
+            let mut c = s.hallpass(flags);
+            c.args(["--", "python3"]).arg(&prog);
+            let out = run_with_deadline(&mut c, Duration::from_secs(60));
+            assert!(out.status.success(), "{v:?} {flags:?}: {}", stderr(&out));
+            stdout(&out)
+        };
+        // Natively (lite mode leaves sends to the kernel): one call sends all three.
+        assert_eq!(
+            run(&["--prompt=deny"]),
+            "ret=3 lens=3,3,5 got=one,three\n",
+            "{v:?}"
+        );
+        // Strict, unattended: the batch stops before the message to the outside, which then
+        // fails alone; the rest is sent, and only the sent messages' lengths are written.
+        assert_eq!(
+            run(&["--mode=strict", "--prompt=deny"]),
+            "ret=1 err=13 ret=1 lens=3,0,5 got=one,three\n",
+            "{v:?}"
+        );
+        assert!(
+            wait_until(Duration::from_secs(2), || got_text(&got).contains("two")),
+            "{v:?}: lite mode's datagram did not arrive"
+        );
+        assert_eq!(got_text(&got).matches("two").count(), 1, "{v:?}");
+    }
+}
