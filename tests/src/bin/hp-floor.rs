@@ -162,7 +162,7 @@ fn main() {
     }
     // SAFETY: `child_end` is our descriptor and nothing else owns it.
     unsafe { libc::close(child_end) };
-    let listener = match recv_fd(parent_end) {
+    let listener = match take_listener(parent_end, pid) {
         Ok(fd) => fd,
         Err(_) => {
             // The child failed before sending (it said why) or died: report its status.
@@ -234,9 +234,14 @@ unsafe fn child(
         die(b"hp-floor: installing the seccomp filter failed\n");
     }
     let listener = listener as RawFd;
-    // SAFETY: `sock` and `listener` are open descriptors of this process.
-    if unsafe { send_fd(sock, listener) } != 0 {
-        die(b"hp-floor: sending the listener to the parent failed\n");
+    // Its number for the parent, which takes it (see `take_listener`) and says so.
+    let n = listener.to_ne_bytes();
+    let mut ok = [0u8; 1];
+    // SAFETY: `sock` is ours; `n` is a valid buffer of 4 bytes.
+    let sent = unsafe { libc::write(sock, n.as_ptr().cast(), 4) } == 4;
+    // SAFETY: `sock` is ours; `ok` is a valid buffer of 1 byte.
+    if !sent || unsafe { libc::read(sock, ok.as_mut_ptr().cast(), 1) } != 1 {
+        die(b"hp-floor: handing the listener to the parent failed\n");
     }
     // SAFETY: both are ours; the parent holds its own copy of the listener now.
     unsafe {
@@ -259,78 +264,32 @@ unsafe fn child(
     }
 }
 
-/// Sends `fd` over `sock` with `SCM_RIGHTS`, without allocating (safe between fork and exec).
-/// Returns 0 on success.
-///
-/// # Safety
-///
-/// `sock` and `fd` must be open descriptors.
-unsafe fn send_fd(sock: RawFd, fd: RawFd) -> i32 {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    // u64s keep the buffer aligned for `cmsghdr`; 64 bytes is ample for one descriptor.
-    let mut cbuf = [0u64; 8];
-    // SAFETY: CMSG_SPACE is a pure computation.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
-    // SAFETY: an all-zero msghdr is a valid empty message.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
-    // SAFETY: `msg` has a control buffer of `space` bytes (<= 64), so the first header and its
-    // data fit; CMSG_FIRSTHDR returns a pointer inside it.
-    unsafe {
-        let c = libc::CMSG_FIRSTHDR(&msg);
-        (*c).cmsg_level = libc::SOL_SOCKET;
-        (*c).cmsg_type = libc::SCM_RIGHTS;
-        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<RawFd>(), fd);
+/// Takes the listener from the child: its number comes over `sock` (a plain write, which the
+/// filter lets through: a `sendmsg` under strict mode's filter would wait for this very
+/// supervisor), the descriptor itself with `pidfd_getfd` (the child is ours); then one byte
+/// tells the child it may close its copy.
+fn take_listener(sock: RawFd, child: libc::pid_t) -> io::Result<RawFd> {
+    let mut n = [0u8; 4];
+    // SAFETY: `n` is a valid buffer of 4 bytes.
+    if unsafe { libc::read(sock, n.as_mut_ptr().cast(), 4) } != 4 {
+        return Err(io::Error::other("the child sent no listener"));
     }
-    // SAFETY: `msg` and everything it points to are valid for the call.
-    let n = unsafe { libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL) };
-    if n == 1 {
-        0
-    } else {
-        -1
-    }
-}
-
-/// Receives one descriptor sent by `send_fd`.
-fn recv_fd(sock: RawFd) -> io::Result<RawFd> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    let mut cbuf = [0u64; 8];
-    // SAFETY: an all-zero msghdr is a valid empty message.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&cbuf) as _;
-    // SAFETY: `msg` points to valid buffers of the sizes it states.
-    let n = unsafe { libc::recvmsg(sock, &mut msg, libc::MSG_CMSG_CLOEXEC) };
-    if n < 0 {
+    // SAFETY: plain syscalls with integer arguments.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child, 0) };
+    if pidfd < 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: the kernel filled `msg_control` and `msg_controllen`; CMSG_FIRSTHDR checks the
-    // length and returns NULL if there is no header.
-    let c = unsafe { libc::CMSG_FIRSTHDR(&msg) };
-    if c.is_null() {
-        return Err(io::Error::other("no descriptor received"));
+    // SAFETY: as above; `pidfd` is ours.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd, i32::from_ne_bytes(n), 0) };
+    let err = io::Error::last_os_error();
+    // SAFETY: `pidfd` is ours, and closed once.
+    unsafe { libc::close(pidfd as RawFd) };
+    if fd < 0 {
+        return Err(err);
     }
-    // SAFETY: `c` points to a complete header within the buffer (checked above).
-    let (level, ty) = unsafe { ((*c).cmsg_level, (*c).cmsg_type) };
-    if level != libc::SOL_SOCKET || ty != libc::SCM_RIGHTS {
-        return Err(io::Error::other("unexpected control message"));
-    }
-    // SAFETY: an SCM_RIGHTS message carries at least one int after its header.
-    Ok(unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<RawFd>()) })
+    // SAFETY: a valid buffer of one byte.
+    unsafe { libc::write(sock, b"k".as_ptr().cast(), 1) };
+    Ok(fd as RawFd)
 }
 
 /// Answers every notification with CONTINUE until no task uses the filter any more (POLLHUP);
