@@ -1096,3 +1096,66 @@ fn sendmmsg_is_decided_message_by_message() {
         assert_eq!(got_text(&got).matches("two").count(), 1, "{v:?}");
     }
 }
+
+/// Six threads make blocking sends of 253 descriptors each on a datagram socketpair whose
+/// queue is full. Natively all six wait, then go once the other end reads. In strict mode
+/// the daemon holds a copy of every descriptor a waiting send passes, in a table all
+/// sessions share: a session's waiting sends may hold 1,024 at most, so the fifth and sixth
+/// fail at once with EAGAIN and the four others go.
+#[test]
+fn waiting_sends_hold_a_bounded_number_of_descriptors() {
+    let script = r#"
+import array, errno, socket, threading, time
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+a.setblocking(False)
+try:
+    while True:
+        a.send(b"f")
+except BlockingIOError:
+    pass
+a.setblocking(True)
+fds = array.array("i", [0] * 253)
+res = []
+def send():
+    try:
+        a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+        res.append("sent")
+    except OSError as e:
+        res.append(errno.errorcode[e.errno])
+ts = [threading.Thread(target=send) for _ in range(6)]
+for t in ts:
+    t.start()
+    time.sleep(0.2)
+time.sleep(0.3)
+print("early", sorted(res))
+b.setblocking(False)
+deadline = time.time() + 20
+while any(t.is_alive() for t in ts) and time.time() < deadline:
+    try:
+        b.recvmsg(16, socket.CMSG_SPACE(253 * 4))
+    except BlockingIOError:
+        time.sleep(0.05)
+print("late", sorted(res))
+"#;
+    for v in variants() {
+        let s = Scratch::new("svc-fd-budget", v);
+        let run = |flags: &[&str]| {
+            let mut c = s.hallpass(flags);
+            c.args(["--", "python3", "-c", script]);
+            let out = run_with_deadline(&mut c, Duration::from_secs(60));
+            assert!(out.status.success(), "{v:?} {flags:?}: {}", stderr(&out));
+            stdout(&out)
+        };
+        let six = "['sent', 'sent', 'sent', 'sent', 'sent', 'sent']";
+        assert_eq!(
+            run(&["--prompt=deny"]),
+            format!("early []\nlate {six}\n"),
+            "{v:?}"
+        );
+        assert_eq!(
+            run(&["--mode=strict", "--prompt=deny"]),
+            "early ['EAGAIN', 'EAGAIN']\nlate ['EAGAIN', 'EAGAIN', 'sent', 'sent', 'sent', 'sent']\n",
+            "{v:?}"
+        );
+    }
+}

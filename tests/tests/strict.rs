@@ -407,14 +407,42 @@ fn a_process_with_fewer_rights_opens_a_fifo_outside() {
 fn a_file_moved_out_of_the_project_by_another_process_is_decided_where_it_is() {
     let s = Scratch::new("strict-moved-fd", variants()[0]);
     let (inside, outside) = (s.project.join("f"), s.outside.join("f"));
-    std::fs::write(&inside, "x").unwrap();
-    let script = "import os, time\n\
-        fd = os.open('f', os.O_RDONLY)\n\
+    let out = fchmod_again_after(&s, "f", || std::fs::rename(&inside, &outside).unwrap());
+    assert_eq!(out, "refused\n");
+    assert_eq!(mode_of(&outside), 0o600);
+}
+
+/// The kernel names a file that lost the name it was decided by " (deleted)", whatever other
+/// name it has: a decision path ending so proves nothing. A file of the project called
+/// `a (deleted)`, renamed `a` by another process, linked outside and unlinked in the project:
+/// the kernel's name of it is `PROJECT/a (deleted)` again, the path kept for it.
+#[test]
+fn a_name_marked_deleted_does_not_prove_a_kept_path() {
+    let s = Scratch::new("strict-deleted-name", variants()[0]);
+    let outside = s.outside.join("a");
+    let out = fchmod_again_after(&s, "a (deleted)", || {
+        std::fs::rename(s.project.join("a (deleted)"), s.project.join("a")).unwrap();
+        std::fs::hard_link(s.project.join("a"), &outside).unwrap();
+        std::fs::remove_file(s.project.join("a")).unwrap();
+    });
+    assert_eq!(out, "refused\n");
+    assert_eq!(mode_of(&outside), 0o600);
+}
+
+/// Under strict mode, `--prompt=deny`: opens project file `name`, `fchmod`s it to 600
+/// (allowed: its decision path is kept), lets `step` run outside the session, then tries
+/// `fchmod` 666 on the same descriptor. What it says: `changed` or `refused`.
+fn fchmod_again_after(s: &Scratch, name: &str, step: impl FnOnce()) -> String {
+    std::fs::write(s.project.join(name), "x").unwrap();
+    let script = format!(
+        "import os, time\n\
+        fd = os.open({name:?}, os.O_RDONLY)\n\
         os.fchmod(fd, 0o600)\n\
         open('ready', 'w').close()\n\
         while not os.path.exists('moved'): time.sleep(0.05)\n\
         try:\n    os.fchmod(fd, 0o666); print('changed')\n\
-        except PermissionError: print('refused')\n";
+        except PermissionError: print('refused')\n"
+    );
     let child = s
         .hallpass([
             "--mode=strict",
@@ -422,7 +450,7 @@ fn a_file_moved_out_of_the_project_by_another_process_is_decided_where_it_is() {
             "--",
             "python3",
             "-c",
-            script,
+            &script,
         ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -436,15 +464,16 @@ fn a_file_moved_out_of_the_project_by_another_process_is_decided_where_it_is() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // Moved by this process, outside the session: the daemon does not see it.
-    std::fs::rename(&inside, &outside).unwrap();
+    // Done by this process, outside the session: the daemon does not see it.
+    step();
     std::fs::write(s.project.join("moved"), "").unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(stdout(&out), "refused\n", "{}", stderr(&out));
-    let mode = std::os::unix::fs::PermissionsExt::mode(
-        &std::fs::metadata(&outside).unwrap().permissions(),
-    );
-    assert_eq!(mode & 0o7777, 0o600);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+}
+
+fn mode_of(p: &std::path::Path) -> u32 {
+    std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions()) & 0o7777
 }
 
 #[test]

@@ -5,10 +5,11 @@
 use super::*;
 
 /// Performs a strict-mode write on a thread of its own and answers it: one a person allowed,
-/// or (`fifo`) an open that waits as long as the process would have for a FIFO's other end.
-/// At most [`MAX_WAITING`] of the latter per session; past that the open fails with
-/// `EAGAIN`. One whose process goes away is interrupted. `slot`: its journal slot, freed
-/// once it is answered.
+/// or (`fifo`) one that waits as long as the process would have: an open for a FIFO's other
+/// end, a send for its receiver. At most [`MAX_WAITING`] of the latter per session, holding
+/// at most [`MAX_HELD_FDS`] of the process's descriptors (passed in sends); past that it
+/// fails with `EAGAIN`. One whose process goes away is interrupted. `slot`: its journal
+/// slot, freed once it is answered.
 pub fn perform_later(
     shared: Arc<Shared>,
     id: u64,
@@ -22,16 +23,15 @@ pub fn perform_later(
             j.release(slot, id);
         }
     };
-    if fifo && shared.waiting.fetch_add(1, Ordering::Relaxed) >= MAX_WAITING {
-        shared.waiting.fetch_sub(1, Ordering::Relaxed);
-        eprintln!(
-            "hallpassd: session {}: {MAX_WAITING} opens already wait for the other end of a FIFO: EAGAIN",
-            shared.info.id
-        );
-        let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
-        release_slot(&shared);
-        return;
-    }
+    let waits = match Waits::take(&shared, fifo, action.held_fds()) {
+        Ok(w) => w,
+        Err(why) => {
+            eprintln!("hallpassd: session {}: {why}: EAGAIN", shared.info.id);
+            let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
+            release_slot(&shared);
+            return;
+        }
+    };
     // A send may wait as long as its receiver does not read, answered question or not.
     let sends = action.sends();
     let state = Arc::new(Mutex::new(Performing::Starting));
@@ -60,14 +60,9 @@ pub fn perform_later(
             drop(action);
             emulate::answer(s2.listener(), id, outcome);
             release_slot(&s2);
-            if fifo {
-                s2.waiting.fetch_sub(1, Ordering::Relaxed);
-            }
+            drop(waits);
         });
     if let Err(e) = spawned {
-        if fifo {
-            shared.waiting.fetch_sub(1, Ordering::Relaxed);
-        }
         eprintln!("hallpassd: cannot start a thread to perform a write: {e}");
         let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
         release_slot(&shared);
@@ -108,5 +103,50 @@ enum Performing {
     Done,
 }
 
-/// Opens waiting for a FIFO's other end at once, per session.
+/// Writes waiting on threads of their own at once, per session (FIFO opens, sends).
 const MAX_WAITING: usize = 32;
+/// The process's descriptors that a session's waiting sends may hold at once: each is a copy
+/// in the daemon, whose descriptor table every session shares.
+const MAX_HELD_FDS: usize = 1024;
+
+/// What a write waiting on a thread of its own takes of its session's budgets (a place among
+/// the [`MAX_WAITING`], the descriptors it holds), given back when dropped.
+struct Waits {
+    shared: Arc<Shared>,
+    place: bool,
+    fds: usize,
+}
+
+impl Waits {
+    fn take(shared: &Arc<Shared>, place: bool, fds: usize) -> Result<Waits, String> {
+        if place && shared.waiting.fetch_add(1, Ordering::Relaxed) >= MAX_WAITING {
+            shared.waiting.fetch_sub(1, Ordering::Relaxed);
+            return Err(format!(
+                "{MAX_WAITING} writes already wait (FIFO opens, sends)"
+            ));
+        }
+        // Holding its place from here: given back if the descriptors are refused.
+        let mut w = Waits {
+            shared: shared.clone(),
+            place,
+            fds: 0,
+        };
+        if shared.held_fds.fetch_add(fds, Ordering::Relaxed) + fds > MAX_HELD_FDS {
+            shared.held_fds.fetch_sub(fds, Ordering::Relaxed);
+            return Err(format!(
+                "waiting sends would hold more than {MAX_HELD_FDS} of its descriptors"
+            ));
+        }
+        w.fds = fds;
+        Ok(w)
+    }
+}
+
+impl Drop for Waits {
+    fn drop(&mut self) {
+        if self.place {
+            self.shared.waiting.fetch_sub(1, Ordering::Relaxed);
+        }
+        self.shared.held_fds.fetch_sub(self.fds, Ordering::Relaxed);
+    }
+}

@@ -94,6 +94,10 @@ pub fn dest(w: &mut Walker, unix: bool, sa: Vec<u8>) -> Sys<(Dest, Option<Resolv
     if !unix || family != Some(libc::AF_UNIX as u16) || sa.len() <= 2 {
         return Ok((Dest::new(To::Addr(sa), None), None));
     }
+    // The kernel's unix_validate_addr.
+    if sa.len() > std::mem::size_of::<libc::sockaddr_un>() {
+        return Err(Errno::EINVAL);
+    }
     if sa[2] == 0 {
         let name = sa[3..].to_vec();
         let shown = service::abstract_shown(&name);

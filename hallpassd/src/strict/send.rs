@@ -70,6 +70,10 @@ pub struct Send {
     stream: bool,
     /// `sendmmsg`: where the process's vector is, for each message's `msg_len`.
     many: Option<u64>,
+    /// `sendmmsg`: the process's memory, opened while its notification was valid, to write
+    /// the `msg_len`s through. It stays bound to that very process: the answer of a send
+    /// that waited comes long after, when the thread id may be another process's.
+    memory: Option<std::fs::File>,
     /// How far it got: the message, and bytes of it sent (a stream send taken up again on a
     /// thread of its own).
     done: Cell<(usize, usize)>,
@@ -116,6 +120,8 @@ pub fn prepare(
         flags,
         stream,
         many,
+        // Where the daemon may not open it (Yama), the lengths are not written back.
+        memory: many.and_then(|_| process_memory(t.tid)),
         done: Cell::new((0, 0)),
         lens: RefCell::new(Vec::new()),
     };
@@ -250,6 +256,11 @@ fn read_data(t: &mut Target<'_>, iovs: &[(u64, usize)], stream: bool) -> Sys<Vec
 }
 
 impl Send {
+    /// The process's descriptors held to pass on.
+    pub fn held_fds(&self) -> usize {
+        self.msgs.iter().map(|m| m._fds.len()).sum()
+    }
+
     /// The bytes of data and control held.
     fn size(&self) -> usize {
         self.msgs
@@ -270,12 +281,20 @@ impl Send {
         path: &mut Option<Resolved>,
     ) -> Sys<bool> {
         let (control, fds, raise) = control(t, &raw.control, family)?;
+        // One budget of descriptors for the whole call too, as of data: each is a copy in
+        // the daemon, whose descriptor table every session shares.
+        if !self.msgs.is_empty() && self.held_fds() + fds.len() > SCM_MAX_FD {
+            return Ok(false);
+        }
         let to = if raw.name.is_empty() {
             Addr::None
         } else {
             match connect::dest(w, decides, raw.name)? {
                 (d, None) => Addr::Raw(d),
                 (d, Some(p)) => match &self.dest {
+                    // Decided alone, in the process's next call: a refusal fails that message,
+                    // not those before it.
+                    None if !self.msgs.is_empty() => return Ok(false),
                     None => {
                         self.dest = Some(d);
                         *path = Some(p);
@@ -319,7 +338,8 @@ fn control(t: &mut Target<'_>, raw: &[u8], family: i32) -> Sys<(Vec<u8>, Vec<Own
         match (level, kind) {
             (libc::SOL_SOCKET, libc::SCM_RIGHTS | libc::SCM_CREDENTIALS) if !scm => {}
             (libc::SOL_SOCKET, libc::SCM_RIGHTS) => {
-                if body.len() / 4 > SCM_MAX_FD {
+                // The kernel's limit is for the whole message, whatever its cmsgs.
+                if fds.len() + body.len() / 4 > SCM_MAX_FD {
                     return Err(Errno::EINVAL);
                 }
                 for slot in body.chunks_exact_mut(4) {
@@ -434,8 +454,8 @@ impl Send {
     /// error if none went.
     fn answer(&self, tid: i32, sent: usize, err: Option<Errno>) -> Reply {
         let lens = self.lens.borrow();
-        if let Some(vec) = self.many {
-            write_lens(tid, vec, &lens);
+        if let (Some(vec), Some(memory)) = (self.many, &self.memory) {
+            write_lens(memory, vec, &lens);
         }
         match (sent, err) {
             (0, Some(e)) => {
@@ -451,19 +471,26 @@ impl Send {
     }
 }
 
+/// `/proc/TID/mem` of thread `tid`, for writing: bound to the memory of the process it is
+/// opened for, which outlives no exit or exec of that process (writes then fail). `None`
+/// where the daemon may not open it.
+fn process_memory(tid: i32) -> Option<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(format!("/proc/{tid}/mem"))
+        .ok()
+}
+
 /// Writes each sent message's `msg_len` into the process's `struct mmsghdr` vector, as the
-/// kernel does. Its own memory, at the address it gave in a register; a write that fails
-/// (a read-only page, Yama) leaves it as it was.
-fn write_lens(tid: i32, vec: u64, lens: &[usize]) {
-    use nix::sys::uio::{process_vm_writev, RemoteIoVec};
+/// kernel does: its own memory, at the address it gave in a register, through `memory`
+/// ([`process_memory`]), never through a thread id that may name another process by then. A
+/// write that fails (the process is gone) leaves it as it was.
+fn write_lens(memory: &std::fs::File, vec: u64, lens: &[usize]) {
+    use std::os::unix::fs::FileExt;
     for (k, &len) in lens.iter().enumerate() {
-        let v = (len as u32).to_ne_bytes();
-        let remote = [RemoteIoVec {
-            base: (vec + k as u64 * MMSGHDR + MSGHDR as u64) as usize,
-            len: 4,
-        }];
-        let pid = nix::unistd::Pid::from_raw(tid);
-        let _ = process_vm_writev(pid, &[std::io::IoSlice::new(&v)], &remote);
+        let at = vec + k as u64 * MMSGHDR + MSGHDR as u64;
+        let _ = memory.write_at(&(len as u32).to_ne_bytes(), at);
     }
 }
 

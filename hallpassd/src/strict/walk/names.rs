@@ -82,8 +82,11 @@ pub fn still_named(
     roots: &Roots,
 ) -> bool {
     if st.unique_mount {
-        return st.nlink > 0
-            && name_of(fd, st).is_ok_and(|n| n.is_some_and(|(p, deleted)| !deleted && p == path));
+        // A name the kernel marks " (deleted)" proves nothing, whatever the link count: the
+        // object may have lost the name it was decided by and kept another elsewhere (a
+        // hard link), and a kept path may end so itself.
+        return kernel_name(fd)
+            .is_ok_and(|n| !n.as_os_str().as_bytes().ends_with(b" (deleted)") && n == path);
     }
     leads_to(path, st.id, roots)
 }
@@ -108,9 +111,7 @@ fn leads_to(path: &std::path::Path, id: fsops::Identity, roots: &Roots) -> bool 
 /// which a file may be called); `None` for what is not a file: a pipe, a socket, an
 /// anonymous inode, a memfd.
 fn name_of(fd: BorrowedFd<'_>, st: &HeldStat) -> Sys<Option<(PathBuf, bool)>> {
-    let name =
-        crate::sys::readlink::read_link_at(Some(own_fds()?), fd.as_raw_fd().to_string().as_bytes())
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
+    let name = kernel_name(fd)?;
     let b = name.as_os_str().as_bytes();
     let deleted = st.nlink == 0 && b.ends_with(b" (deleted)");
     if b.first() != Some(&b'/') || (b.starts_with(b"/memfd:") && deleted) {
@@ -125,6 +126,12 @@ fn name_of(fd: BorrowedFd<'_>, st: &HeldStat) -> Sys<Option<(PathBuf, bool)>> {
         PathBuf::from(std::ffi::OsStr::from_bytes(b)),
         deleted,
     )))
+}
+
+/// The kernel's name for what descriptor `fd` of the daemon holds.
+fn kernel_name(fd: BorrowedFd<'_>) -> Sys<PathBuf> {
+    crate::sys::readlink::read_link_at(Some(own_fds()?), fd.as_raw_fd().to_string().as_bytes())
+        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))
 }
 
 /// The daemon's `/proc/self/fd`, opened once: a name is read from it without looking up
