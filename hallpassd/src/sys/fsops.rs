@@ -398,23 +398,16 @@ pub fn connect(sock: BorrowedFd<'_>, addr: &[u8]) -> Sys<()> {
 
 /// The address family of socket `sock` (`SO_DOMAIN`); `ENOTSOCK` for another file.
 pub fn socket_domain(sock: BorrowedFd<'_>) -> Sys<i32> {
-    let mut v: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: `v` and `len` are live and sized as passed.
-    let r = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_DOMAIN,
-            (&mut v as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    unit(r as _).map(|()| v)
+    int_sockopt(sock, libc::SO_DOMAIN)
 }
 
 /// The type of socket `sock` (`SO_TYPE`: `SOCK_STREAM`, `SOCK_DGRAM`...).
 pub fn socket_type(sock: BorrowedFd<'_>) -> Sys<i32> {
+    int_sockopt(sock, libc::SO_TYPE)
+}
+
+/// An `int` socket option of level `SOL_SOCKET`.
+fn int_sockopt(sock: BorrowedFd<'_>, name: libc::c_int) -> Sys<i32> {
     let mut v: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: `v` and `len` are live and sized as passed.
@@ -422,7 +415,7 @@ pub fn socket_type(sock: BorrowedFd<'_>) -> Sys<i32> {
         libc::getsockopt(
             sock.as_raw_fd(),
             libc::SOL_SOCKET,
-            libc::SO_TYPE,
+            name,
             (&mut v as *mut libc::c_int).cast(),
             &mut len,
         )
