@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 use hallpass_proto::{event, Answer, Event, Question, Resolved};
 use tokio::sync::broadcast;
 
+use crate::perform::emulate::Action as Write;
 use crate::policy::{is_within, Decision, Reason};
 use crate::rules::{self, Action};
-use crate::strict::emulate::Action as Write;
 use crate::sys::seccomp::{Notif, Reply};
 
 /// Events kept for slow subscribers; one that falls further behind re-reads the pending list.

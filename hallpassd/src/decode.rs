@@ -208,7 +208,7 @@ impl Decoder {
                 let base = base_of(t, None, procs).map_err(err)?;
                 let path = resolve_from(t, base, &path[..end], true).map_err(err)?;
                 let name = match &path {
-                    Resolved::Path(p) => crate::strict::connect::file_name(p),
+                    Resolved::Path(p) => crate::perform::connect::file_name(p),
                     _ => None,
                 };
                 Ok(Op::Connect { path, name })

@@ -282,7 +282,7 @@ fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind, strict: bool) {
             a.load(arg_lo(cmd));
             if strict {
                 // Opening a pty's other end: strict mode's Landlock domain would refuse the
-                // kernel's open of /dev/pts/N; the daemon makes it (strict/emulate, PtyPeer).
+                // kernel's open of /dev/pts/N; the daemon makes it (perform/emulate, PtyPeer).
                 let next = a.label();
                 a.jump(Cond::Eq, TIOCGPTPEER, notify, next);
                 a.bind(next);

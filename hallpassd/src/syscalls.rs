@@ -157,7 +157,7 @@ pub enum Kind {
     Exec,
     /// Changes the calling thread's credentials (`setuid`..., `setgroups`, `capset`): passes
     /// in lite mode; reported in strict mode, where the daemon keeps the credentials it
-    /// performs with (`strict/creds.rs`).
+    /// performs with (`perform/creds.rs`).
     Creds,
     /// Known to change no file system: passes in the kernel, in both modes.
     Pass,

@@ -29,7 +29,7 @@ fn exists_already(
         && matches!(syscall, "mkdir" | "mkdirat")
         && files.len() == 1
         && std::fs::symlink_metadata(files[0]).is_ok()
-        && crate::strict::creds::same_credentials(tid).is_ok()
+        && crate::perform::creds::same_credentials(tid).is_ok()
 }
 
 impl Supervisor<'_> {
@@ -54,7 +54,7 @@ impl Supervisor<'_> {
             }
         }
         if self.strict {
-            crate::strict::creds::noted(tid);
+            crate::perform::creds::noted(tid);
             return self.handle_strict(listener, n);
         }
         let kind = sc.map(|sc| sc.kind);
@@ -87,7 +87,7 @@ impl Supervisor<'_> {
         if in_memory
             && self.performs
             && self.roots.is_some()
-            && crate::strict::creds::same_credentials(tid).is_ok()
+            && crate::perform::creds::same_credentials(tid).is_ok()
         {
             return self.handle_strict(listener, n);
         }

@@ -10,14 +10,14 @@
 //! `lender.rs` borrows from the launcher what the daemon may not open itself.
 
 mod handle;
+mod later;
 mod lender;
-mod perform;
 mod setup;
 mod strict;
 mod supervisor;
 
+pub use later::perform_later;
 use lender::ControlLender;
-pub use perform::perform_later;
 pub use setup::open;
 pub use supervisor::supervise;
 use supervisor::Supervisor;
@@ -46,13 +46,13 @@ use crate::dircache::DirCache;
 use crate::journal::Journal;
 use crate::log::{now_rfc3339, Log, Record};
 use crate::mem::{Lender, Memory};
+use crate::perform::emulate::{self, Action, Outcome, Prepared};
+use crate::perform::walk::Roots;
 use crate::policy::{
     boot_time, Answered, Decision, PathSet, Policy, Prompt, Reason, IMPLICIT_DEVICES,
 };
 use crate::resolve::{canonicalize_lenient, proc_pid, tgid_of, Resolved};
 use crate::rules::Rules;
-use crate::strict::emulate::{self, Action, Outcome, Prepared};
-use crate::strict::walk::Roots;
 use crate::sys::seccomp::{self, Reply};
 use crate::syscalls::{Arch, Kind};
 

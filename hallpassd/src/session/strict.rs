@@ -89,7 +89,7 @@ impl Supervisor<'_> {
             } else {
                 None
             };
-            crate::strict::creds::changing(tid, exec, leader);
+            crate::perform::creds::changing(tid, exec, leader);
             if exec {
                 self.mem.forget(tid);
             }
@@ -101,7 +101,7 @@ impl Supervisor<'_> {
         // A process with other credentials than the daemon's (a root daemon's process that
         // switched user or dropped capabilities): this thread takes on its credentials for
         // the walk and the call, so the kernel checks what it would natively.
-        let _guise = match crate::strict::creds::guise(tid, &valid) {
+        let _guise = match crate::perform::creds::guise(tid, &valid) {
             Ok(g) => g,
             Err(e) => {
                 if !self.warned_credentials {
@@ -220,7 +220,7 @@ impl Supervisor<'_> {
     /// A connection (or a datagram) between the session's own processes passes
     /// (`Continue`: perform it), one to hallpassd is refused; `None` for any other, then
     /// decided as a write, the action now naming the service for the question
-    /// (`strict/connect.rs`).
+    /// (`perform/connect.rs`).
     pub(super) fn settle_connect(
         &self,
         tid: i32,
@@ -237,14 +237,14 @@ impl Supervisor<'_> {
             shared.decide(syscall, &[p], &rules).0 == Decision::Allow
         };
         let session = shared.info.pid.load(Ordering::Relaxed);
-        match crate::strict::connect::settle(c, session, allowed) {
-            crate::strict::connect::Settled::Pass => Some(Reply::Continue),
-            crate::strict::connect::Settled::Refuse(e) => {
+        match crate::perform::connect::settle(c, session, allowed) {
+            crate::perform::connect::Settled::Pass => Some(Reply::Continue),
+            crate::perform::connect::Settled::Refuse(e) => {
                 let shown = p.to_string_lossy();
                 self.record(tid, syscall, &shown, Decision::Deny, Reason::Protected);
                 Some(Reply::Fail(e))
             }
-            crate::strict::connect::Settled::Decide => None,
+            crate::perform::connect::Settled::Decide => None,
         }
     }
 }

@@ -172,7 +172,7 @@ impl Supervisor<'_> {
     /// cannot be interrupted so (the handler could not be installed), it polls as before.
     pub(super) fn run(&mut self, control: &UnixStream) {
         if self.strict {
-            crate::strict::creds::supervising();
+            crate::perform::creds::supervising();
         }
         if crate::sys::fsops::interruptible().is_err() {
             return self.run_polling(control);

@@ -2,7 +2,7 @@
 //! supplementary groups, effective and file-system user and group, and capabilities. The raw syscalls are
 //! used on purpose: glibc's `setgroups` and friends change every thread of the process (they
 //! signal each one), and the daemon changes only the thread that performs a write for a
-//! process with other credentials than its own (`strict/creds.rs`).
+//! process with other credentials than its own (`perform/creds.rs`).
 
 use nix::errno::Errno;
 

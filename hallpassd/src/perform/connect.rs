@@ -190,7 +190,7 @@ impl Connect {
     }
 
     /// Connects the process's socket. The thread that does it wears the process's
-    /// credentials where they differ from the daemon's ([`crate::strict::creds::Guise`]),
+    /// credentials where they differ from the daemon's ([`crate::perform::creds::Guise`]),
     /// its effective user and group among them: what the listener sees of its peer.
     pub fn perform(&self) -> Sys<()> {
         fsops::connect(self.sock.as_fd(), &self.dest.to.addr())

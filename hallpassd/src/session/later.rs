@@ -41,7 +41,7 @@ pub fn perform_later(
         .spawn(move || {
             // Started maybe by a supervisor in the guise of its process: it takes on the
             // process's credentials itself, from the daemon's own.
-            crate::strict::creds::as_daemon();
+            crate::perform::creds::as_daemon();
             let _ = crate::sys::fsops::interruptible();
             *state2.lock().unwrap() = Performing::Running(crate::sys::fsops::this_thread());
             // Checked again right before acting: nothing is written for a process gone.
@@ -77,7 +77,7 @@ pub fn perform_later(
     let _ = std::thread::Builder::new()
         .name("hallpassd-fifo-watch".into())
         .spawn(move || {
-            crate::strict::creds::as_daemon();
+            crate::perform::creds::as_daemon();
             loop {
                 std::thread::sleep(Duration::from_millis(100));
                 let st = state.lock().unwrap();
@@ -86,7 +86,7 @@ pub fn perform_later(
                     Performing::Starting => {}
                     Performing::Running(t) => {
                         if !seccomp::id_valid(shared.listener(), id)
-                            || (sends && crate::strict::send::signalled(tid))
+                            || (sends && crate::perform::send::signalled(tid))
                         {
                             crate::sys::fsops::interrupt(t);
                         }

@@ -124,7 +124,7 @@ thread_local! {
 /// `CAP_SYS_PTRACE`, kept by a thread in [`Guise`]: the daemon reads the process's memory
 /// and descriptors through `/proc` while it walks for it. It grants nothing on files; what
 /// it would grant on `/proc/PID` of other processes is refused while in guise
-/// ([`in_guise`], `strict/walk/`).
+/// ([`in_guise`], `perform/walk/`).
 const CAP_SYS_PTRACE: u64 = 1 << 19;
 
 /// This thread, the daemon's, wears the credentials of a process for what it looks up and

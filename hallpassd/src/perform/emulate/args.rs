@@ -1,5 +1,5 @@
 //! A write's arguments: read once from the process's memory, and looked up, path by path,
-//! to descriptors the daemon holds (the walk of `strict/walk/`), with the decision path of
+//! to descriptors the daemon holds (the walk of `perform/walk/`), with the decision path of
 //! each.
 
 use super::*;
@@ -14,7 +14,7 @@ pub(super) fn pick(legacy: bool, a: &[u64; 6], next: usize) -> (i32, u64, u64) {
 }
 
 /// Reads `buf.len()` bytes of the target's memory at `ptr`.
-pub(in crate::strict) fn read_bytes(t: &mut Target<'_>, ptr: u64, buf: &mut [u8]) -> Sys<()> {
+pub(in crate::perform) fn read_bytes(t: &mut Target<'_>, ptr: u64, buf: &mut [u8]) -> Sys<()> {
     t.mem
         .read_exact(t.tid, ptr, buf, t.lender)
         .map_err(read_err)
@@ -74,7 +74,7 @@ pub(super) fn read_times(
 }
 
 /// Where the lookup of `path` starts.
-pub(in crate::strict) fn start_for(w: &Walker, dirfd: i32, path: &[u8]) -> Sys<OwnedFd> {
+pub(in crate::perform) fn start_for(w: &Walker, dirfd: i32, path: &[u8]) -> Sys<OwnedFd> {
     if path.first() == Some(&b'/') {
         return w.roots().root();
     }
@@ -201,7 +201,7 @@ pub(super) fn fd_call(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<(OwnedFd, 
 /// A copy of the target's descriptor `fd` (`pidfd_getfd`), for what needs the open file
 /// itself: a socket to bind, a file for an ioctl. Where the daemon may not take it (Yama
 /// `ptrace_scope=1` and not root), `EPERM`.
-pub(in crate::strict) fn take_fd(t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
+pub(in crate::perform) fn take_fd(t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
     if fd < 0 {
         return Err(Errno::EBADF);
     }
@@ -259,7 +259,7 @@ pub(super) fn entry_res(e: &Entry, w: &Walker) -> Sys<Resolved> {
 
 /// What a held object is for the policy, if the process may reach it (see
 /// [`Walker::held_path`]).
-pub(in crate::strict) fn held_res(fd: &OwnedFd, w: &Walker) -> Sys<Resolved> {
+pub(in crate::perform) fn held_res(fd: &OwnedFd, w: &Walker) -> Sys<Resolved> {
     Ok(match w.held_path(fd.as_fd())? {
         Some(p) => Resolved::Path(p),
         None => {

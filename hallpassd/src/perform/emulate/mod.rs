@@ -1,5 +1,5 @@
-//! Strict mode: each intercepted write is performed by the daemon, through descriptors, and
-//! the syscall answered with its result.
+//! Performing a write: each one the daemon makes for a process (strict mode's, lite mode's
+//! binds and `openat2`) is made through descriptors, and the syscall answered with its result.
 //!
 //! [`prepare`] reads the arguments once, walks every path to descriptors the daemon holds
 //! ([`super::walk`]) and names what they are for the policy. [`Action::perform`] then acts on
@@ -12,18 +12,18 @@
 //! target's umask is applied, and the daemon acts with its credentials (`creds.rs`).
 //!
 //! Here the types; `calls.rs` prepares each family of syscalls, `args.rs` reads and looks up
-//! their arguments, `perform.rs` makes the call and answers.
+//! their arguments, `call.rs` makes the call and answers.
 
 mod args;
+mod call;
 mod calls;
-mod perform;
 
 pub use args::OPEN_RETRIES;
 use args::*;
-pub(in crate::strict) use args::{held_res, read_bytes, start_for, take_fd};
+pub(in crate::perform) use args::{held_res, read_bytes, start_for, take_fd};
 
+pub use call::{answer, Outcome};
 pub use calls::prepare;
-pub use perform::{answer, Outcome};
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -182,7 +182,7 @@ impl Action {
         }
     }
 
-    /// A send, which may wait for the other end (see `session/perform.rs`).
+    /// A send, which may wait for the other end (see `session/later.rs`).
     pub fn sends(&self) -> bool {
         matches!(self, Action::Send(_))
     }
@@ -220,7 +220,7 @@ pub struct Target<'a> {
 
 /// An error reading the target's arguments: the kernel would have said EFAULT (or
 /// ENAMETOOLONG for a path too long).
-pub(in crate::strict) fn read_err(e: std::io::Error) -> Errno {
+pub(in crate::perform) fn read_err(e: std::io::Error) -> Errno {
     match e.raw_os_error() {
         Some(libc::ENAMETOOLONG) => Errno::ENAMETOOLONG,
         _ => Errno::EFAULT,

@@ -221,7 +221,7 @@ impl Action {
             Action::Truncate { obj, len } => {
                 // Past the process's file-size limit the kernel refuses it with EFBIG and
                 // SIGXFSZ, as it would had the process made it.
-                match crate::strict::creds::fsize_limit(tid) {
+                match crate::perform::creds::fsize_limit(tid) {
                     Ok(Some(limit)) if *len >= 0 && *len as u64 > limit => {
                         fsops::signal_thread(tid, libc::SIGXFSZ);
                         Outcome::Reply(Reply::Fail(libc::EFBIG))
