@@ -11,12 +11,14 @@
 //! Errors are the kernel's own wherever the daemon makes the same call the target would; the
 //! target's umask is applied, and the daemon acts with its credentials (`creds.rs`).
 //!
-//! Here the types; `calls.rs` prepares each family of syscalls, `args.rs` reads and looks up
-//! their arguments, `call.rs` makes the call and answers.
+//! Here the types; `calls.rs` prepares each family of syscalls (`meta.rs` those that change
+//! metadata), `args.rs` reads and looks up their arguments, `call.rs` makes the call and
+//! answers.
 
 mod args;
 mod call;
 mod calls;
+mod meta;
 
 pub use args::OPEN_RETRIES;
 use args::*;
