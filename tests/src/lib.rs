@@ -3,6 +3,8 @@
 //! the Yama lending path forced), and waiting with a deadline instead of fixed sleeps.
 #![forbid(unsafe_code)]
 
+pub mod sys;
+
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

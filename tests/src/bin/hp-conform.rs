@@ -103,50 +103,8 @@ struct FileAttr {
     cowextsize: u32,
 }
 
-/// A syscall argument, widened to a full register (a variadic `i32` would leave the upper
-/// half undefined).
-trait Arg {
-    fn a(self) -> libc::c_long;
-}
-macro_rules! arg_int {
-    ($($t:ty),*) => {$(impl Arg for $t {
-        fn a(self) -> libc::c_long {
-            self as libc::c_long
-        }
-    })*};
-}
-arg_int!(i32, i64, u32, u64, usize);
-impl<T> Arg for *const T {
-    fn a(self) -> libc::c_long {
-        self as libc::c_long
-    }
-}
-impl<T> Arg for *mut T {
-    fn a(self) -> libc::c_long {
-        self as libc::c_long
-    }
-}
-
-/// The result of a raw syscall: its return value, or -errno.
-fn ret(r: libc::c_long) -> i64 {
-    if r < 0 {
-        -i64::from(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
-    } else {
-        r
-    }
-}
-
-macro_rules! sys {
-    ($nr:expr $(, $a:expr)* $(,)?) => {
-        // SAFETY: every argument is an integer or a pointer to a live CString, struct or buffer
-        // owned by the calling case; the kernel validates them like any caller's.
-        ret(unsafe { libc::syscall($nr $(, Arg::a($a))*) })
-    };
-}
-
-fn cs(s: impl AsRef<[u8]>) -> CString {
-    CString::new(s.as_ref()).unwrap()
-}
+use hallpass_tests::sys;
+use hallpass_tests::sys::cs;
 
 const CWD: i64 = libc::AT_FDCWD as i64;
 const NULL: *const libc::c_char = std::ptr::null();

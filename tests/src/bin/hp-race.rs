@@ -107,22 +107,7 @@ fn c(p: &Path) -> CString {
     CString::new(p.as_os_str().as_bytes()).unwrap()
 }
 
-/// The result of a raw syscall: its return value, or -errno.
-fn ret(r: libc::c_long) -> i64 {
-    if r < 0 {
-        -i64::from(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
-    } else {
-        r
-    }
-}
-
-macro_rules! sys {
-    ($nr:expr $(, $a:expr)*) => {
-        // SAFETY: every argument is an integer or a pointer to a live CString, buffer or
-        // struct owned by the caller; the kernel validates them like any caller's.
-        ret(unsafe { libc::syscall($nr $(, $a)*) })
-    };
-}
+use hallpass_tests::sys;
 
 const AT_FDCWD: libc::c_long = libc::AT_FDCWD as libc::c_long;
 const WR_APPEND: libc::c_long =

@@ -45,26 +45,9 @@ fn c(p: &Path) -> CString {
     CString::new(p.as_os_str().as_bytes()).unwrap()
 }
 
-fn cs(s: &str) -> CString {
-    CString::new(s).unwrap()
-}
+use hallpass_tests::sys::cs;
 
-/// The result of a raw syscall: its return value, or -errno.
-fn ret(r: libc::c_long) -> i64 {
-    if r < 0 {
-        -i64::from(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
-    } else {
-        r
-    }
-}
-
-macro_rules! sys {
-    ($nr:expr $(, $a:expr)*) => {
-        // SAFETY: every argument is an integer or a pointer to a live CString or buffer owned by
-        // the calling operation; the kernel validates them like any caller's.
-        ret(unsafe { libc::syscall($nr $(, $a)*) })
-    };
-}
+use hallpass_tests::sys;
 
 const AT_FDCWD: libc::c_long = libc::AT_FDCWD as libc::c_long;
 const WR_CREAT: libc::c_long = (libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC) as libc::c_long;
@@ -900,7 +883,7 @@ fn sandboxed(argv: &[String]) -> ! {
         &prog as *const libc::sock_fprog
     );
     assert_eq!(r, 0, "seccomp: {}", errname(r));
-    let args: Vec<CString> = argv.iter().map(|a| cs(a)).collect();
+    let args: Vec<CString> = argv.iter().map(cs).collect();
     let mut ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(std::ptr::null());
     // SAFETY: `ptrs` is a NULL-terminated array of live NUL-terminated strings.
