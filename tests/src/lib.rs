@@ -3,6 +3,7 @@
 //! the Yama lending path forced), and waiting with a deadline instead of fixed sleeps.
 #![forbid(unsafe_code)]
 
+pub mod service;
 pub mod sys;
 
 use std::ffi::OsStr;
