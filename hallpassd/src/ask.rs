@@ -108,6 +108,19 @@ pub enum AnswerError {
 #[derive(Debug)]
 pub struct JournalFull;
 
+/// Why a question was not asked (the write is then denied).
+#[derive(Debug, thiserror::Error)]
+pub enum NotAsked {
+    #[error("the session journal is full")]
+    JournalFull,
+    #[error("{MAX_OPEN} questions of the session already wait for an answer")]
+    TooMany,
+}
+
+/// Questions open at once per session: more than a person answers, and each holds what its
+/// write needs (in strict mode descriptors of the daemon, whose table every session shares).
+const MAX_OPEN: usize = 256;
+
 /// Every pending question of the daemon, and the subscribers' event stream.
 pub struct Questions {
     pending: Mutex<BTreeMap<u64, Pending>>,
@@ -153,7 +166,8 @@ impl Questions {
     /// Registers a question for notification `n`, or joins the one its thread already has
     /// open for the same write. `question.id` is assigned here. The notification is kept in
     /// the session's journal while it waits; `Err` when the journal is full (then nothing is
-    /// asked: a question a daemon restart would lose must not be left waiting).
+    /// asked: a question a daemon restart would lose must not be left waiting), or when
+    /// [`MAX_OPEN`] questions of the session wait already.
     pub fn ask(
         &self,
         session: &Arc<dyn Host>,
@@ -161,9 +175,21 @@ impl Questions {
         mut question: Question,
         all: Vec<PathBuf>,
         action: Option<Write>,
-    ) -> Result<(), JournalFull> {
+    ) -> Result<(), NotAsked> {
         let tid = n.pid as i32;
-        let slot = session.hold(n)?;
+        let open = self
+            .pending
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|p| p.question.session_id == question.session_id)
+            .count();
+        if open >= MAX_OPEN {
+            return Err(NotAsked::TooMany);
+        }
+        let slot = session
+            .hold(n)
+            .map_err(|JournalFull| NotAsked::JournalFull)?;
         let notif = Waiting {
             id: n.id,
             slot,

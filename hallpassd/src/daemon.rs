@@ -152,6 +152,9 @@ pub fn main(args: Config) -> ! {
         eprintln!("hallpassd: cannot make itself not dumpable: {e}");
         std::process::exit(1);
     }
+    // Every session's copies of its processes' descriptors share this one table: as large as
+    // the hard limit allows (systemd's and most shells' soft limit is 1,024).
+    crate::sys::fsops::raise_open_files();
     // Before the runtime starts its threads: this edits the environment.
     let activated = match crate::sys::activation::listeners() {
         Ok(l) => l,

@@ -682,3 +682,75 @@ fn a_never_rule_made_during_the_session_holds_inside_the_domain() {
         assert!(!s.project.join("sub/f2").exists());
     }
 }
+
+/// Unmounts `path` lazily on drop (a test that fails leaves no mount behind).
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// A project that is a bind mount, detached (`umount -l`) by root outside the session while
+/// the command holds a file of it: the kernel now names that file from the detached mount's
+/// own root, and a file moved to `SOURCE/PROJECT_PATH/a` is named `PROJECT_PATH/a`, the
+/// decision path kept for it. That name proves nothing on a detached mount.
+#[test]
+fn a_detached_mount_does_not_prove_a_kept_path() {
+    if !am_root() {
+        eprintln!("SKIP: needs root (to mount)");
+        return;
+    }
+    let s = Scratch::new("strict-detached", variants()[0]);
+    let src = s.root.join("bmsrc");
+    std::fs::create_dir_all(&src).unwrap();
+    let ok = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(&src)
+        .arg(&s.project)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let mut mounted = Some(Mounted(s.project.clone()));
+    std::fs::write(s.project.join("a"), "x").unwrap();
+    let script = "import os, time\n\
+        fd = os.open('a', os.O_RDONLY)\n\
+        os.fchmod(fd, 0o600)\n\
+        open('ready', 'w').close()\n\
+        while not os.path.exists('moved'): time.sleep(0.05)\n\
+        try:\n    os.fchmod(fd, 0o666); print('changed')\n\
+        except PermissionError: print('refused')\n";
+    let child = s
+        .hallpass([
+            "--mode=strict",
+            "--prompt=deny",
+            "--",
+            "python3",
+            "-c",
+            script,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(std::time::Duration::from_secs(20), || src
+            .join("ready")
+            .exists()),
+        "the script never got ready"
+    );
+    drop(mounted.take());
+    let inner = src.join(s.project.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(&inner).unwrap();
+    std::fs::rename(src.join("a"), inner.join("a")).unwrap();
+    // The command's cwd is the detached mount's root: the source directory.
+    std::fs::write(src.join("moved"), "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "refused\n");
+    assert_eq!(mode_of(&inner.join("a")), 0o600);
+}

@@ -40,8 +40,8 @@ impl Stand {
 
 impl Host for Stand {
     fn hold(&self, n: &Notif) -> Result<Option<usize>, JournalFull> {
-        // The journal of the stand-in has room for ids below 100.
-        if n.id >= 100 {
+        // The journal of the stand-in has room for ids below 1,000.
+        if n.id >= 1000 {
             return Err(JournalFull);
         }
         Ok(Some(n.id as usize))
@@ -305,10 +305,31 @@ fn a_full_journal_asks_nothing() {
         path: "/w/a".into(),
         ..Question::default()
     };
-    assert!(q
-        .ask(&host, &notif(100, 5), question, vec![], None)
-        .is_err());
+    let r = q.ask(&host, &notif(1000, 5), question, vec![], None);
+    assert!(matches!(r, Err(NotAsked::JournalFull)), "{r:?}");
     assert!(q.subscribe(1).0.is_empty());
+}
+
+#[test]
+fn a_session_keeps_a_bounded_number_of_questions_open() {
+    let (q, s) = (questions("many"), Stand::new());
+    for i in 0..MAX_OPEN as u64 {
+        ask(&q, &s, 1, i, 10 + i as u32, &format!("/w/{i}"));
+    }
+    let host: Arc<dyn Host> = s.clone();
+    let one_more = Question {
+        session_id: 1,
+        path: "/w/more".into(),
+        ..Question::default()
+    };
+    let r = q.ask(&host, &notif(999, 5), one_more.clone(), vec![], None);
+    assert!(matches!(r, Err(NotAsked::TooMany)), "{r:?}");
+    // Another session's are its own.
+    let other = Question {
+        session_id: 2,
+        ..one_more
+    };
+    q.ask(&host, &notif(998, 6), other, vec![], None).unwrap();
 }
 
 #[test]

@@ -79,6 +79,36 @@ pub struct Send {
     done: Cell<(usize, usize)>,
     /// The bytes sent of each message sent.
     lens: RefCell<Vec<usize>>,
+    /// Its share of the descriptors all sends may hold ([`Held`]).
+    _held: Held,
+}
+
+/// Descriptors of the processes that sends hold in the daemon (the socket, those passed),
+/// counted while the send lives: waiting for its receiver, or for a person's answer.
+static HELD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A send's share of [`HELD`], given back when it is dropped.
+struct Held(usize);
+
+impl Held {
+    /// `n` more, if all sends together then hold at most a quarter of the daemon's
+    /// descriptor table, which every session shares; else `EAGAIN`.
+    fn take(n: usize) -> Sys<Held> {
+        use std::sync::atomic::Ordering::Relaxed;
+        static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let max = *MAX.get_or_init(|| fsops::open_files_limit() / 4);
+        if HELD.fetch_add(n, Relaxed) + n > max {
+            HELD.fetch_sub(n, Relaxed);
+            return Err(Errno::EAGAIN);
+        }
+        Ok(Held(n))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        HELD.fetch_sub(self.0, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// One message as the process gave it, read once.
@@ -124,6 +154,7 @@ pub fn prepare(
         memory: many.and_then(|_| process_memory(t.tid)),
         done: Cell::new((0, 0)),
         lens: RefCell::new(Vec::new()),
+        _held: Held(0),
     };
     let mut path = None;
     for i in 0..count {
@@ -151,6 +182,7 @@ pub fn prepare(
             Err(_) => break,
         }
     }
+    s._held = Held::take(1 + s.held_fds() + usize::from(s.memory.is_some()))?;
     let action = Action::Send(s);
     Ok(match path {
         Some(p) => Prepared::Write {

@@ -260,7 +260,8 @@ impl Supervisor<'_> {
     }
 
     /// Publishes a question about this write; the notification waits for its answer.
-    /// `false` when the question could not be kept (the journal is full): then deny.
+    /// `false` when the question could not be kept (the journal is full, too many wait): then
+    /// deny.
     pub(super) fn ask(
         &self,
         n: &seccomp::Notif,
@@ -305,19 +306,10 @@ impl Supervisor<'_> {
             asked_ms: crate::ask::now_ms(),
             number: 0,
         };
-        if self
-            .questions
-            .ask(
-                &(shared.clone() as Arc<dyn crate::ask::Host>),
-                n,
-                q,
-                all,
-                action.take(),
-            )
-            .is_err()
-        {
+        let host = shared.clone() as Arc<dyn crate::ask::Host>;
+        if let Err(e) = self.questions.ask(&host, n, q, all, action.take()) {
             eprintln!(
-                "hallpassd: session {}: the session journal is full: a write that needs an answer is denied",
+                "hallpassd: session {}: {e}: a write that needs an answer is denied",
                 shared.info.id
             );
             return false;

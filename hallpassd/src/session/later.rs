@@ -7,7 +7,7 @@ use super::*;
 /// Performs a strict-mode write on a thread of its own and answers it: one a person allowed,
 /// or (`fifo`) one that waits as long as the process would have: an open for a FIFO's other
 /// end, a send for its receiver. At most [`MAX_WAITING`] of the latter per session, holding
-/// at most [`MAX_HELD_FDS`] of the process's descriptors (passed in sends); past that it
+/// at most [`max_held_fds`] of the process's descriptors (passed in sends); past that it
 /// fails with `EAGAIN`. One whose process goes away is interrupted. `slot`: its journal
 /// slot, freed once it is answered.
 pub fn perform_later(
@@ -106,8 +106,12 @@ enum Performing {
 /// Writes waiting on threads of their own at once, per session (FIFO opens, sends).
 const MAX_WAITING: usize = 32;
 /// The process's descriptors that a session's waiting sends may hold at once: each is a copy
-/// in the daemon, whose descriptor table every session shares.
-const MAX_HELD_FDS: usize = 1024;
+/// in the daemon, whose descriptor table every session shares. A sixteenth of that table,
+/// at most 1,024.
+fn max_held_fds() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| (crate::sys::fsops::open_files_limit() / 16).min(1024))
+}
 
 /// What a write waiting on a thread of its own takes of its session's budgets (a place among
 /// the [`MAX_WAITING`], the descriptors it holds), given back when dropped.
@@ -131,10 +135,11 @@ impl Waits {
             place,
             fds: 0,
         };
-        if shared.held_fds.fetch_add(fds, Ordering::Relaxed) + fds > MAX_HELD_FDS {
+        let max = max_held_fds();
+        if shared.held_fds.fetch_add(fds, Ordering::Relaxed) + fds > max {
             shared.held_fds.fetch_sub(fds, Ordering::Relaxed);
             return Err(format!(
-                "waiting sends would hold more than {MAX_HELD_FDS} of its descriptors"
+                "waiting sends would hold more than {max} of its descriptors"
             ));
         }
         w.fds = fds;

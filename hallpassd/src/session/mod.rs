@@ -314,7 +314,8 @@ impl crate::ask::Host for Shared {
     }
 
     fn perform(self: Arc<Self>, id: u64, tid: i32, action: Action, slot: Option<usize>) {
-        let fifo = action.may_block();
+        // A send may wait for its receiver: it takes a place among the waiting writes.
+        let fifo = action.may_block() || action.sends();
         perform_later(self, id, tid, action, slot, fifo);
     }
 

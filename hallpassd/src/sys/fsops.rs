@@ -396,6 +396,59 @@ pub fn connect(sock: BorrowedFd<'_>, addr: &[u8]) -> Sys<()> {
     } as _)
 }
 
+/// Whether the mount whose never-reused id is `id` (`STATX_MNT_ID_UNIQUE`) is attached in
+/// the daemon's mount namespace: `statmount(2)` (Linux 6.8) finds no other. A mount
+/// detached since (`umount -l`) names its files from its own root, not from `/`.
+pub fn mount_attached(id: u64) -> bool {
+    /// `struct mnt_id_req`, its first version.
+    #[repr(C)]
+    struct MntIdReq {
+        size: u32,
+        spare: u32,
+        mnt_id: u64,
+        param: u64,
+    }
+    // The same number on every architecture (syscalls added since 5.x share one numbering).
+    const SYS_STATMOUNT: libc::c_long = 457;
+    const STATMOUNT_MNT_BASIC: u64 = 0x2;
+    let req = MntIdReq {
+        size: std::mem::size_of::<MntIdReq>() as u32,
+        spare: 0,
+        mnt_id: id,
+        param: STATMOUNT_MNT_BASIC,
+    };
+    // Larger than `struct statmount` (512 bytes); no string is asked for.
+    let mut buf = [0u64; 512];
+    // SAFETY: `req` is a live `mnt_id_req` of the size it says; the kernel writes at most
+    // `size_of_val(&buf)` bytes into `buf`, which is ours.
+    let r = unsafe {
+        libc::syscall(
+            SYS_STATMOUNT,
+            &req as *const MntIdReq,
+            buf.as_mut_ptr(),
+            std::mem::size_of_val(&buf),
+            0,
+        )
+    };
+    r == 0
+}
+
+/// Raises the soft limit on open files to the hard one.
+pub fn raise_open_files() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        if soft < hard {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+        }
+    }
+}
+
+/// The soft limit on open files (1,024 if it cannot be read).
+pub fn open_files_limit() -> usize {
+    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map_or(1024, |(soft, _)| soft.min(usize::MAX as u64) as usize)
+}
+
 /// The address family of socket `sock` (`SO_DOMAIN`); `ENOTSOCK` for another file.
 pub fn socket_domain(sock: BorrowedFd<'_>) -> Sys<i32> {
     int_sockopt(sock, libc::SO_DOMAIN)
@@ -589,4 +642,23 @@ pub fn getfl(fd: BorrowedFd<'_>) -> Sys<i32> {
 pub fn setfl(fd: BorrowedFd<'_>, flags: i32) -> Sys<()> {
     // SAFETY: no memory is passed.
     unit(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags) } as _)
+}
+
+#[cfg(test)]
+mod mount_tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    /// The mount of `/` is attached; an id no mount has is not.
+    #[test]
+    fn attached_mounts_are_found() {
+        let root = std::fs::File::open("/").unwrap();
+        let st = held_stat(root.as_fd()).unwrap();
+        if !st.unique_mount {
+            eprintln!("SKIP: no STATX_MNT_ID_UNIQUE (Linux 6.8)");
+            return;
+        }
+        assert!(mount_attached(st.id.0));
+        assert!(!mount_attached(u64::MAX));
+    }
 }

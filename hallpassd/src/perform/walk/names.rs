@@ -70,10 +70,11 @@ fn check_path(fd: BorrowedFd<'_>, held: &HeldStat, roots: &Roots) -> Sys<Option<
 /// the session, whose renames are not seen, may have moved it away since.
 ///
 /// Where mount ids are never reused (Linux 6.8), the kernel's name of the object tells: the
-/// identity kept was checked on this very mount, so in this mount namespace, and the kernel
-/// names an object by where it now is (one syscall, against three and a lookup of every
-/// component). A mount hidden since by another one mounted over it still holds the object
-/// where it was decided; an unlinked object is checked again. Elsewhere, `path` is looked
+/// identity kept was checked on this very mount, and while that mount is attached in this
+/// namespace (`statmount`), the kernel names an object by where it now is (two syscalls,
+/// against three and a lookup of every component). A mount hidden since by another one
+/// mounted over it still holds the object where it was decided; an unlinked object, or one
+/// on a mount detached since, is checked again. Elsewhere, `path` is looked
 /// up afresh from the root without following any symlink, and must lead to the object.
 pub fn still_named(
     fd: BorrowedFd<'_>,
@@ -81,7 +82,8 @@ pub fn still_named(
     st: &HeldStat,
     roots: &Roots,
 ) -> bool {
-    if st.unique_mount {
+    // Only on a mount still attached in this namespace is the kernel's name a path from `/`.
+    if st.unique_mount && fsops::mount_attached(st.id.0) {
         // A name the kernel marks " (deleted)" proves nothing, whatever the link count: the
         // object may have lost the name it was decided by and kept another elsewhere (a
         // hard link), and a kept path may end so itself.
