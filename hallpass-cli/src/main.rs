@@ -25,6 +25,7 @@ mod status;
 mod suggest;
 mod sys;
 mod terminal;
+mod typing;
 
 use clap::Parser;
 

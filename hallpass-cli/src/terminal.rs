@@ -19,12 +19,11 @@ use crate::questions::follow::{self, Answers, Source, Update};
 use crate::questions::model::{Key, Model};
 use crate::session::Session;
 use crate::sys::pty::{self, Size};
+use crate::typing::{route, Typed};
 use hallpass_proto::Question;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-/// The escape prefix, like telnet's: Ctrl-].
-const ESCAPE: u8 = 0x1d;
 /// How long the command's last output may take to arrive after it exits.
 const DRAIN: Duration = Duration::from_millis(300);
 /// Events waiting for the relay at most; past that, readers wait (the command's output
@@ -425,45 +424,29 @@ impl Relay {
     }
 
     fn input(&mut self, bytes: &[u8]) {
+        let (notice, asking) = (self.notice.is_some(), !self.questions.is_empty());
         let mut pass = Vec::with_capacity(bytes.len());
-        // A paste arrives as one chunk; only a lone keypress answers a question.
-        let lone = bytes.len() == 1;
-        for &b in bytes {
-            if self.escape {
-                self.escape = false;
-                match b {
-                    b's' | b'S' => self.stop(),
-                    ESCAPE => pass.push(ESCAPE),
-                    _ => {
-                        self.notice = Some(bar::ESCAPE_HELP.into());
-                        self.redraw();
-                    }
+        for t in route(bytes, &mut self.escape, notice, asking) {
+            match t {
+                Typed::Command(b) => pass.push(b),
+                Typed::Stop => self.stop(),
+                Typed::Help => {
+                    self.notice = Some(bar::ESCAPE_HELP.into());
+                    self.redraw();
                 }
-                continue;
-            }
-            if b == ESCAPE {
-                self.escape = true;
-                continue;
-            }
-            if self.notice.is_some() {
-                // Any key takes a notice away, and does nothing else: it was not meant for a
-                // question it hid. The question shows from now: its keys wait again.
-                self.notice = None;
-                self.questions.rearm(Instant::now());
-                self.redraw();
-                continue;
-            }
-            if !self.questions.is_empty() {
-                if lone {
-                    match self.questions.key(b, Instant::now()) {
-                        Key::Changed => self.redraw(),
-                        Key::Answer(generation, req) => self.answers.send(generation, req),
-                        Key::Nothing | Key::Quit => {}
-                    }
+                Typed::Dismiss => {
+                    // The question shows from now: its keys wait again.
+                    self.notice = None;
+                    self.questions.rearm(Instant::now());
+                    self.redraw();
                 }
-                continue;
+                Typed::Key(b) => match self.questions.key(b, Instant::now()) {
+                    Key::Changed => self.redraw(),
+                    Key::Answer(generation, req) => self.answers.send(generation, req),
+                    Key::Nothing | Key::Quit => {}
+                },
+                Typed::Dropped => {}
             }
-            pass.push(b);
         }
         if !pass.is_empty() {
             let _ = self.to_cmd.send(pass);
