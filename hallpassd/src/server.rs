@@ -155,6 +155,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         Err(e) => {
             let reason = match e {
                 session::SetupError::Resume(_) => RefusalReason::ResumeTmpdir,
+                session::SetupError::Kernel(_) => RefusalReason::Kernel,
                 _ => RefusalReason::Setup,
             };
             return refuse(&sock, reason, e.to_string());

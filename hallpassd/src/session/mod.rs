@@ -85,6 +85,9 @@ pub struct Info {
 pub enum SetupError {
     #[error("{0}")]
     Refused(String),
+    /// The kernel lacks what the session needs, or a setting of it forbids it.
+    #[error("{0}")]
+    Kernel(String),
     #[error("cannot make the session's TMPDIR in {dir}: {source}")]
     Tmpdir { dir: PathBuf, source: io::Error },
     #[error("invalid path {path}: {source}")]

@@ -123,7 +123,7 @@ pub fn open(
     }
     let scope = crate::mem::yama_ptrace_scope();
     if scope >= 2 && !nix::unistd::geteuid().is_root() {
-        return Err(SetupError::Refused(format!(
+        return Err(SetupError::Kernel(format!(
             "Yama ptrace_scope is {scope}: hallpass cannot read the command's syscall arguments; it needs 0 or 1 (sysctl kernel.yama.ptrace_scope=1)"
         )));
     }
@@ -244,7 +244,7 @@ fn strict_kernel_check(release: &str) -> Result<(), SetupError> {
     if (it.next().unwrap_or(0), it.next().unwrap_or(0)) >= (5, 19) {
         return Ok(());
     }
-    Err(SetupError::Refused(format!(
+    Err(SetupError::Kernel(format!(
         "--mode=strict needs Linux 5.19 or newer (SECCOMP_ADDFD_FLAG_SEND, SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV); this kernel is {release}: use --mode=lite or a newer kernel"
     )))
 }
