@@ -407,7 +407,9 @@ fn a_process_with_fewer_rights_opens_a_fifo_outside() {
 fn a_file_moved_out_of_the_project_by_another_process_is_decided_where_it_is() {
     let s = Scratch::new("strict-moved-fd", variants()[0]);
     let (inside, outside) = (s.project.join("f"), s.outside.join("f"));
-    let out = fchmod_again_after(&s, "f", || std::fs::rename(&inside, &outside).unwrap());
+    let out = fchmod_again_after(&s, "f", &s.project, || {
+        std::fs::rename(&inside, &outside).unwrap()
+    });
     assert_eq!(out, "refused\n");
     assert_eq!(mode_of(&outside), 0o600);
 }
@@ -420,7 +422,7 @@ fn a_file_moved_out_of_the_project_by_another_process_is_decided_where_it_is() {
 fn a_name_marked_deleted_does_not_prove_a_kept_path() {
     let s = Scratch::new("strict-deleted-name", variants()[0]);
     let outside = s.outside.join("a");
-    let out = fchmod_again_after(&s, "a (deleted)", || {
+    let out = fchmod_again_after(&s, "a (deleted)", &s.project, || {
         std::fs::rename(s.project.join("a (deleted)"), s.project.join("a")).unwrap();
         std::fs::hard_link(s.project.join("a"), &outside).unwrap();
         std::fs::remove_file(s.project.join("a")).unwrap();
@@ -431,8 +433,9 @@ fn a_name_marked_deleted_does_not_prove_a_kept_path() {
 
 /// Under strict mode, `--prompt=deny`: opens project file `name`, `fchmod`s it to 600
 /// (allowed: its decision path is kept), lets `step` run outside the session, then tries
-/// `fchmod` 666 on the same descriptor. What it says: `changed` or `refused`.
-fn fchmod_again_after(s: &Scratch, name: &str, step: impl FnOnce()) -> String {
+/// `fchmod` 666 on the same descriptor. What it says: `changed` or `refused`. `cwd`: where
+/// this process sees the command's working directory (the project, unless `step` moves it).
+fn fchmod_again_after(s: &Scratch, name: &str, cwd: &Path, step: impl FnOnce()) -> String {
     std::fs::write(s.project.join(name), "x").unwrap();
     let script = format!(
         "import os, time\n\
@@ -457,7 +460,7 @@ fn fchmod_again_after(s: &Scratch, name: &str, step: impl FnOnce()) -> String {
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !s.project.join("ready").exists() {
+    while !cwd.join("ready").exists() {
         assert!(
             std::time::Instant::now() < deadline,
             "the script never got ready"
@@ -466,7 +469,7 @@ fn fchmod_again_after(s: &Scratch, name: &str, step: impl FnOnce()) -> String {
     }
     // Done by this process, outside the session: the daemon does not see it.
     step();
-    std::fs::write(s.project.join("moved"), "").unwrap();
+    std::fs::write(cwd.join("moved"), "").unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     stdout(&out)
@@ -716,41 +719,13 @@ fn a_detached_mount_does_not_prove_a_kept_path() {
         .unwrap();
     assert!(ok.success());
     let mut mounted = Some(Mounted(s.project.clone()));
-    std::fs::write(s.project.join("a"), "x").unwrap();
-    let script = "import os, time\n\
-        fd = os.open('a', os.O_RDONLY)\n\
-        os.fchmod(fd, 0o600)\n\
-        open('ready', 'w').close()\n\
-        while not os.path.exists('moved'): time.sleep(0.05)\n\
-        try:\n    os.fchmod(fd, 0o666); print('changed')\n\
-        except PermissionError: print('refused')\n";
-    let child = s
-        .hallpass([
-            "--mode=strict",
-            "--prompt=deny",
-            "--",
-            "python3",
-            "-c",
-            script,
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    assert!(
-        wait_until(std::time::Duration::from_secs(20), || src
-            .join("ready")
-            .exists()),
-        "the script never got ready"
-    );
-    drop(mounted.take());
     let inner = src.join(s.project.strip_prefix("/").unwrap());
-    std::fs::create_dir_all(&inner).unwrap();
-    std::fs::rename(src.join("a"), inner.join("a")).unwrap();
-    // The command's cwd is the detached mount's root: the source directory.
-    std::fs::write(src.join("moved"), "").unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "refused\n");
+    // After the unmount, the command's cwd is the detached mount's root: the source.
+    let out = fchmod_again_after(&s, "a", &src, || {
+        drop(mounted.take());
+        std::fs::create_dir_all(&inner).unwrap();
+        std::fs::rename(src.join("a"), inner.join("a")).unwrap();
+    });
+    assert_eq!(out, "refused\n");
     assert_eq!(mode_of(&inner.join("a")), 0o600);
 }
