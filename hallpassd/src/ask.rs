@@ -113,13 +113,17 @@ pub struct JournalFull;
 pub enum NotAsked {
     #[error("the session journal is full")]
     JournalFull,
-    #[error("{MAX_OPEN} questions of the session already wait for an answer")]
-    TooMany,
+    #[error("{0} questions of the session already wait for an answer")]
+    TooMany(usize),
 }
 
 /// Questions open at once per session: more than a person answers, and each holds what its
-/// write needs (in strict mode descriptors of the daemon, whose table every session shares).
-const MAX_OPEN: usize = 256;
+/// write needs (in strict mode a few descriptors of the daemon, whose table every session
+/// shares): 256, or a thirty-second of that table if it is smaller than 8,192.
+fn max_open() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| (crate::sys::fsops::open_files_limit() / 32).min(256))
+}
 
 /// Every pending question of the daemon, and the subscribers' event stream.
 pub struct Questions {
@@ -167,7 +171,7 @@ impl Questions {
     /// open for the same write. `question.id` is assigned here. The notification is kept in
     /// the session's journal while it waits; `Err` when the journal is full (then nothing is
     /// asked: a question a daemon restart would lose must not be left waiting), or when
-    /// [`MAX_OPEN`] questions of the session wait already.
+    /// [`max_open`] questions of the session wait already.
     pub fn ask(
         &self,
         session: &Arc<dyn Host>,
@@ -184,8 +188,8 @@ impl Questions {
             .values()
             .filter(|p| p.question.session_id == question.session_id)
             .count();
-        if open >= MAX_OPEN {
-            return Err(NotAsked::TooMany);
+        if open >= max_open() {
+            return Err(NotAsked::TooMany(open));
         }
         let slot = session
             .hold(n)

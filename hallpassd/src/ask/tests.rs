@@ -313,7 +313,7 @@ fn a_full_journal_asks_nothing() {
 #[test]
 fn a_session_keeps_a_bounded_number_of_questions_open() {
     let (q, s) = (questions("many"), Stand::new());
-    for i in 0..MAX_OPEN as u64 {
+    for i in 0..max_open() as u64 {
         ask(&q, &s, 1, i, 10 + i as u32, &format!("/w/{i}"));
     }
     let host: Arc<dyn Host> = s.clone();
@@ -323,7 +323,7 @@ fn a_session_keeps_a_bounded_number_of_questions_open() {
         ..Question::default()
     };
     let r = q.ask(&host, &notif(999, 5), one_more.clone(), vec![], None);
-    assert!(matches!(r, Err(NotAsked::TooMany)), "{r:?}");
+    assert!(matches!(r, Err(NotAsked::TooMany(_))), "{r:?}");
     // Another session's are its own.
     let other = Question {
         session_id: 2,

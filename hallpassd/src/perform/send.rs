@@ -79,35 +79,66 @@ pub struct Send {
     done: Cell<(usize, usize)>,
     /// The bytes sent of each message sent.
     lens: RefCell<Vec<usize>>,
-    /// Its share of the descriptors all sends may hold ([`Held`]).
+    /// Its share of the passed descriptors that sends may hold ([`Held`]).
     _held: Held,
 }
 
-/// Descriptors of the processes that sends hold in the daemon (the socket, those passed),
-/// counted while the send lives: waiting for its receiver, or for a person's answer.
-static HELD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// The descriptors passed in `SCM_RIGHTS` that sends hold in the daemon, counted while the
+/// send lives (waiting for its receiver, or for a person's answer): in all, and by session
+/// (its first process's pid).
+static HELD: std::sync::Mutex<(usize, Vec<(i32, usize)>)> = std::sync::Mutex::new((0, Vec::new()));
 
 /// A send's share of [`HELD`], given back when it is dropped.
-struct Held(usize);
+struct Held {
+    n: usize,
+    session: i32,
+}
 
 impl Held {
-    /// `n` more, if all sends together then hold at most a quarter of the daemon's
-    /// descriptor table, which every session shares; else `EAGAIN`.
-    fn take(n: usize) -> Sys<Held> {
-        use std::sync::atomic::Ordering::Relaxed;
+    /// `n` more for `session`, if all sends together then hold at most a quarter of the
+    /// daemon's descriptor table (which every session shares) and this session's a sixteenth;
+    /// else `EAGAIN`. A send that passes none is never refused.
+    fn take(session: i32, n: usize) -> Sys<Held> {
         static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         let max = *MAX.get_or_init(|| fsops::open_files_limit() / 4);
-        if HELD.fetch_add(n, Relaxed) + n > max {
-            HELD.fetch_sub(n, Relaxed);
+        if n == 0 {
+            return Ok(Held { n, session });
+        }
+        let mut held = HELD.lock().unwrap();
+        let (all, by) = &mut *held;
+        let i = match by.iter().position(|&(s, _)| s == session) {
+            Some(i) => i,
+            None => {
+                by.push((session, 0));
+                by.len() - 1
+            }
+        };
+        if *all + n > max || by[i].1 + n > max / 4 {
+            if by[i].1 == 0 {
+                by.swap_remove(i);
+            }
             return Err(Errno::EAGAIN);
         }
-        Ok(Held(n))
+        *all += n;
+        by[i].1 += n;
+        Ok(Held { n, session })
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        HELD.fetch_sub(self.0, std::sync::atomic::Ordering::Relaxed);
+        if self.n == 0 {
+            return;
+        }
+        let mut held = HELD.lock().unwrap();
+        let (all, by) = &mut *held;
+        *all -= self.n;
+        if let Some(i) = by.iter().position(|&(s, _)| s == self.session) {
+            by[i].1 -= self.n;
+            if by[i].1 == 0 {
+                by.swap_remove(i);
+            }
+        }
     }
 }
 
@@ -154,7 +185,10 @@ pub fn prepare(
         memory: many.and_then(|_| process_memory(t.tid)),
         done: Cell::new((0, 0)),
         lens: RefCell::new(Vec::new()),
-        _held: Held(0),
+        _held: Held {
+            n: 0,
+            session: t.session,
+        },
     };
     let mut path = None;
     for i in 0..count {
@@ -182,7 +216,7 @@ pub fn prepare(
             Err(_) => break,
         }
     }
-    s._held = Held::take(1 + s.held_fds() + usize::from(s.memory.is_some()))?;
+    s._held = Held::take(t.session, s.held_fds())?;
     let action = Action::Send(s);
     Ok(match path {
         Some(p) => Prepared::Write {

@@ -54,25 +54,31 @@ fn prepare_call(
     }
     // One function per family of syscalls; each reads its dirfd and path arguments (legacy
     // calls are relative to the cwd).
+    let c = Call {
+        name,
+        a,
+        t,
+        w: &mut w,
+    };
     match name {
-        "open" | "openat" | "creat" => open_call(name, a, t, &mut w),
-        "openat2" => openat2_call(name, a, t, &mut w),
-        "mkdir" | "mkdirat" => mkdir_call(name, a, t, &mut w),
-        "mknod" | "mknodat" => mknod_call(name, a, t, &mut w),
-        "rmdir" | "unlink" | "unlinkat" => unlink_call(name, a, t, &mut w),
-        "rename" | "renameat" | "renameat2" => rename_call(name, a, t, &mut w),
-        "link" | "linkat" => link_call(name, a, t, &mut w),
-        "symlink" | "symlinkat" => symlink_call(name, a, t, &mut w),
-        "chmod" | "fchmodat" | "fchmodat2" => chmod_call(name, a, t, &mut w),
-        "chown" | "lchown" | "fchownat" => chown_call(name, a, t, &mut w),
-        "truncate" => truncate_call(name, a, t, &mut w),
-        "utime" | "utimes" | "futimesat" | "utimensat" => times_call(name, a, t, &mut w),
-        "setxattr" | "lsetxattr" | "setxattrat" => setxattr_call(name, a, t, &mut w),
-        "removexattr" | "lremovexattr" | "removexattrat" => removexattr_call(name, a, t, &mut w),
-        "fchmod" | "fchown" | "fsetxattr" | "fremovexattr" => fd_meta_call(name, a, t, &mut w),
-        "ioctl" => ioctl_call(name, a, t, &mut w),
-        "bind" => bind_call(name, a, t, &mut w),
-        "file_setattr" => file_setattr_call(name, a, t, &mut w),
+        "open" | "openat" | "creat" => open_call(c),
+        "openat2" => openat2_call(c),
+        "mkdir" | "mkdirat" => mkdir_call(c),
+        "mknod" | "mknodat" => mknod_call(c),
+        "rmdir" | "unlink" | "unlinkat" => unlink_call(c),
+        "rename" | "renameat" | "renameat2" => rename_call(c),
+        "link" | "linkat" => link_call(c),
+        "symlink" | "symlinkat" => symlink_call(c),
+        "chmod" | "fchmodat" | "fchmodat2" => chmod_call(c),
+        "chown" | "lchown" | "fchownat" => chown_call(c),
+        "truncate" => truncate_call(c),
+        "utime" | "utimes" | "futimesat" | "utimensat" => times_call(c),
+        "setxattr" | "lsetxattr" | "setxattrat" => setxattr_call(c),
+        "removexattr" | "lremovexattr" | "removexattrat" => removexattr_call(c),
+        "fchmod" | "fchown" | "fsetxattr" | "fremovexattr" => fd_meta_call(c),
+        "ioctl" => ioctl_call(c),
+        "bind" => bind_call(c),
+        "file_setattr" => file_setattr_call(c),
         _ => Err(Errno::ENOSYS),
     }
 }
@@ -87,12 +93,7 @@ pub(super) fn write(name: &'static str, paths: Vec<Resolved>, action: Action) ->
 }
 
 /// An `open`, `openat` or `creat` that writes (a read-only one passes).
-fn open_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+fn open_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let (dirfd, path, flags, mode) = match name {
         "open" => (libc::AT_FDCWD, a[0], a[1] as i32, a[2] as u32),
@@ -112,12 +113,7 @@ fn open_call(
 }
 
 /// `openat2`: performed even read-only (its flags are in memory), with its `resolve` rules.
-fn openat2_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+fn openat2_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let size = a[3] as usize;
     if size < 24 {
@@ -183,12 +179,7 @@ fn openat2_call(
 }
 
 /// `mkdir`, `mkdirat`.
-fn mkdir_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+fn mkdir_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let (d, p, mode) = pick(name == "mkdir", a, 1);
     let entry = parent(w, t, d, p)?;
     let paths = vec![entry_res(&entry, w)?];
@@ -203,12 +194,7 @@ fn mkdir_call(
 }
 
 /// `mknod`, `mknodat`.
-fn mknod_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+fn mknod_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let (d, p, mode) = pick(name == "mknod", a, 1);
     let dev = if name == "mknod" { a[2] } else { a[3] };
     let entry = parent(w, t, d, p)?;
@@ -225,12 +211,7 @@ fn mknod_call(
 }
 
 /// `rmdir`, `unlink`, `unlinkat`.
-fn unlink_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+fn unlink_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let (d, p, flags) = match name {
         "rmdir" => (libc::AT_FDCWD, a[0], libc::AT_REMOVEDIR),
@@ -246,12 +227,7 @@ fn unlink_call(
 }
 
 /// `rename`, `renameat`, `renameat2`.
-fn rename_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+fn rename_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let (d1, p1, d2, p2, flags) = match name {
         "rename" => (libc::AT_FDCWD, a[0], libc::AT_FDCWD, a[1], 0),
@@ -265,12 +241,7 @@ fn rename_call(
 }
 
 /// `link`, `linkat`.
-fn link_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+fn link_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let (d1, p1, d2, p2, flags) = match name {
         "link" => (libc::AT_FDCWD, a[0], libc::AT_FDCWD, a[1], 0),
@@ -296,12 +267,7 @@ fn link_call(
 }
 
 /// `symlink`, `symlinkat`.
-fn symlink_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+fn symlink_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let (target, d, p) = if name == "symlink" {
         (a[0], libc::AT_FDCWD, a[1])
@@ -319,12 +285,7 @@ fn symlink_call(
 }
 
 /// A write `ioctl` (the filter lets the harmless ones through).
-fn ioctl_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+fn ioctl_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let cmd = a[1] as u32;
     if cmd == TIOCGPTPEER {
@@ -371,12 +332,7 @@ fn ioctl_call(
 }
 
 /// `bind` of a Unix socket.
-fn bind_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+fn bind_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     // Every bind is performed on the daemon's copy of the address: the kernel would
     // read it again, and an address swapped to a path would make a file unchecked.

@@ -5,12 +5,7 @@ use super::calls::write;
 use super::*;
 
 /// `chmod`, `fchmodat`, `fchmodat2`.
-pub(super) fn chmod_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+pub(super) fn chmod_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let (d, p, mode, flags) = match name {
         "chmod" => (libc::AT_FDCWD, a[0], a[1] as u32, 0),
@@ -26,12 +21,7 @@ pub(super) fn chmod_call(
 }
 
 /// `chown`, `lchown`, `fchownat`.
-pub(super) fn chown_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+pub(super) fn chown_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let (d, p, uid, gid, flags) = match name {
         "chown" => (libc::AT_FDCWD, a[0], a[1], a[2], 0),
@@ -55,12 +45,7 @@ pub(super) fn chown_call(
 }
 
 /// `truncate` (by path).
-pub(super) fn truncate_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+pub(super) fn truncate_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let len = a[1] as i64;
     let obj = match object(w, t, libc::AT_FDCWD, a[0], 0)? {
         Obj::Held(fd) => fd,
@@ -71,12 +56,7 @@ pub(super) fn truncate_call(
 }
 
 /// The `utime*` calls, `futimens` (`utimensat` with no path) among them.
-pub(super) fn times_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+pub(super) fn times_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let (d, p, tp, flags) = match name {
         "utime" | "utimes" => (libc::AT_FDCWD, a[0], a[1], 0),
@@ -111,12 +91,7 @@ pub(super) fn times_call(
 }
 
 /// `setxattr`, `lsetxattr`, `setxattrat`.
-pub(super) fn setxattr_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+pub(super) fn setxattr_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let (d, p, flags, name_ptr, value, size, xflags) = if name == "setxattrat" {
         // setxattrat(dfd, path, at_flags, name, struct xattr_args *, size)
@@ -175,12 +150,7 @@ pub(super) fn setxattr_call(
 }
 
 /// `removexattr`, `lremovexattr`, `removexattrat`.
-pub(super) fn removexattr_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+pub(super) fn removexattr_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let (d, p, flags, name_ptr) = match name {
         "removexattrat" => (at(0), a[1], a[2] as u32, a[3]),
@@ -197,12 +167,7 @@ pub(super) fn removexattr_call(
 }
 
 /// The metadata calls through a descriptor: `fchmod`, `fchown`, `fsetxattr`, `fremovexattr`.
-pub(super) fn fd_meta_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+pub(super) fn fd_meta_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     let (fd, path) = fd_call(w, t, at(0))?;
     let paths = vec![path];
@@ -244,12 +209,7 @@ pub(super) fn fd_meta_call(
 }
 
 /// `file_setattr` (Linux 6.17).
-pub(super) fn file_setattr_call(
-    name: &'static str,
-    a: &[u64; 6],
-    t: &mut Target<'_>,
-    w: &mut Walker,
-) -> Sys<Prepared> {
+pub(super) fn file_setattr_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;
     // file_setattr(dfd, path, struct file_attr *, size, at_flags): the struct is
     // read as the size says; the kernel checks both.

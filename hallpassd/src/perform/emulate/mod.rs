@@ -44,6 +44,15 @@ use crate::syscalls::{
     TIOCGPTPEER, WRITE_IOCTLS,
 };
 
+/// A syscall being prepared: its name, its arguments, the process, and a walker of the
+/// process's lookups.
+pub(super) struct Call<'c, 't, 'r> {
+    pub name: &'static str,
+    pub a: &'c [u64; 6],
+    pub t: &'c mut Target<'t>,
+    pub w: &'c mut Walker<'r>,
+}
+
 /// What a notification asks for, in strict mode.
 pub enum Prepared {
     /// A write: the objects the policy decides on, and the operation on the held descriptors.

@@ -82,13 +82,18 @@ pub fn still_named(
     st: &HeldStat,
     roots: &Roots,
 ) -> bool {
-    // Only on a mount still attached in this namespace is the kernel's name a path from `/`.
-    if st.unique_mount && fsops::mount_attached(st.id.0) {
+    if st.unique_mount {
         // A name the kernel marks " (deleted)" proves nothing, whatever the link count: the
         // object may have lost the name it was decided by and kept another elsewhere (a
         // hard link), and a kept path may end so itself.
-        return kernel_name(fd)
+        let named = kernel_name(fd)
             .is_ok_and(|n| !n.as_os_str().as_bytes().ends_with(b" (deleted)") && n == path);
+        // Only on a mount attached in this namespace is the kernel's name a path from `/`.
+        // Asked after the name is read: a mount once detached is never attached again, so
+        // attached now means attached when the name was made.
+        if named && fsops::mount_attached(st.id.0) {
+            return true;
+        }
     }
     leads_to(path, st.id, roots)
 }
