@@ -115,23 +115,9 @@ impl Memory {
         unreachable!()
     }
 
-    /// Reads exactly `buf.len()` bytes.
+    /// Reads exactly `buf.len()` bytes, however many pages they span; `EFAULT` if any of them
+    /// is not mapped, as the kernel's own copy would say.
     pub fn read_exact(
-        &mut self,
-        tid: i32,
-        addr: u64,
-        buf: &mut [u8],
-        lender: &mut dyn Lender,
-    ) -> io::Result<()> {
-        let n = self.read_some(tid, addr, buf, lender)?;
-        if n < buf.len() {
-            return Err(io::Error::from_raw_os_error(libc::EFAULT));
-        }
-        Ok(())
-    }
-
-    /// Reads exactly `buf.len()` bytes, however many pages they span (a datagram's data).
-    pub fn read_all(
         &mut self,
         tid: i32,
         addr: u64,

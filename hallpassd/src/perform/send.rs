@@ -17,7 +17,7 @@ use nix::errno::Errno;
 
 use super::connect::{self, Dest};
 use super::creds;
-use super::emulate::{read_bytes, read_err, take_fd, Action, Outcome, Prepared, Target};
+use super::emulate::{read_bytes, take_fd, Action, Outcome, Prepared, Target};
 use super::walk::Walker;
 use crate::resolve::Resolved;
 use crate::sys::fsops::{self, Sys};
@@ -274,7 +274,7 @@ fn read_msghdr(t: &mut Target<'_>, ptr: u64, stream: bool) -> Sys<Raw> {
         read_bytes(t, name_ptr, &mut name)?;
     }
     let mut vec = vec![0u8; iovlen as usize * 16];
-    read_all(t, iov, &mut vec)?;
+    read_bytes(t, iov, &mut vec)?;
     let mut iovs = Vec::with_capacity(iovlen as usize);
     for v in vec.chunks_exact(16) {
         let base = u64::from_ne_bytes(v[..8].try_into().expect("8 bytes"));
@@ -288,17 +288,13 @@ fn read_msghdr(t: &mut Target<'_>, ptr: u64, stream: bool) -> Sys<Raw> {
         return Err(Errno::ENOBUFS);
     }
     let mut control = vec![0u8; ctllen as usize];
-    read_all(t, ctl, &mut control)?;
+    read_bytes(t, ctl, &mut control)?;
     let data = read_data(t, &iovs, stream)?;
     Ok(Raw {
         name,
         data,
         control,
     })
-}
-
-fn read_all(t: &mut Target<'_>, ptr: u64, buf: &mut [u8]) -> Sys<()> {
-    t.mem.read_all(t.tid, ptr, buf, t.lender).map_err(read_err)
 }
 
 /// The data of `iovs`, gathered: at most [`MAX_DATA`] bytes (a stream send is cut there; a
@@ -315,7 +311,7 @@ fn read_data(t: &mut Target<'_>, iovs: &[(u64, usize)], stream: bool) -> Sys<Vec
     let mut at = 0;
     for &(base, len) in iovs {
         let take = len.min(data.len() - at);
-        read_all(t, base, &mut data[at..at + take])?;
+        read_bytes(t, base, &mut data[at..at + take])?;
         at += take;
     }
     Ok(data)
