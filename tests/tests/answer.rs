@@ -2,7 +2,7 @@
 //! relayed socket, and the refusals: a supervised process cannot answer its own question or
 //! change the rules, and garbage on the API socket harms nothing.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,20 @@ fn session(s: &Scratch, log: &Path, script: &str) -> Child {
     background(s.session_command("answer", log, script))
 }
 
+/// A session (as [`session`], logging to `log.jsonl`) whose command writes `a`, then `b`,
+/// outside the project: the log, both paths and the launcher.
+fn two_writes_outside(s: &Scratch) -> (PathBuf, PathBuf, PathBuf, Child) {
+    let log = s.root.join("log.jsonl");
+    let (a, b) = (s.outside.join("a"), s.outside.join("b"));
+    let script = format!(
+        "hp-write touch {}; hp-write touch {}",
+        a.display(),
+        b.display()
+    );
+    let c = session(s, &log, &script);
+    (log, a, b, c)
+}
+
 fn pending(s: &Scratch, extra: &[&str]) -> Vec<serde_json::Value> {
     s.try_pending(extra).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -21,17 +35,7 @@ fn pending(s: &Scratch, extra: &[&str]) -> Vec<serde_json::Value> {
 fn a_pending_write_is_listed_and_answered_by_id() {
     for v in variants() {
         let s = Scratch::new("answer-id", v);
-        let log = s.root.join("log.jsonl");
-        let (a, b) = (s.outside.join("a"), s.outside.join("b"));
-        let c = session(
-            &s,
-            &log,
-            &format!(
-                "hp-write touch {}; hp-write touch {}",
-                a.display(),
-                b.display()
-            ),
-        );
+        let (log, a, b, c) = two_writes_outside(&s);
         let q = s.wait_pending(1, &[]);
         assert_eq!(q[0]["path"], a.to_string_lossy().as_ref());
         assert_eq!(q[0]["syscall"], "openat");
@@ -82,17 +86,7 @@ fn a_pending_write_is_listed_and_answered_by_id() {
 fn a_question_is_answered_by_its_short_number() {
     for v in variants().into_iter().step_by(2) {
         let s = Scratch::new("answer-number", v);
-        let log = s.root.join("log.jsonl");
-        let (a, b) = (s.outside.join("a"), s.outside.join("b"));
-        let c = session(
-            &s,
-            &log,
-            &format!(
-                "hp-write touch {}; hp-write touch {}",
-                a.display(),
-                b.display()
-            ),
-        );
+        let (_, _, b, c) = two_writes_outside(&s);
         let q = s.wait_pending(1, &[]);
         assert_eq!(q[0]["number"], 1, "{q:?}");
         let out = run(s.hallpass(["answer", "--id", "1", "once"]));

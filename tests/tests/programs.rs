@@ -32,14 +32,7 @@ fn git_and_tar_work_in_the_project_and_outside_writes_are_denied() {
              if touch ~/outside; then echo touched; else echo denied; fi",
             tarball.display()
         );
-        let out = run(s.hallpass([
-            "--prompt=deny",
-            &format!("--log={}", log.display()),
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ]));
+        let out = run(s.session_command("deny", &log, &script));
         assert_eq!(
             stdout(&out),
             "extracted\ndenied\n",

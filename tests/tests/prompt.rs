@@ -236,18 +236,15 @@ fn lasting_answers_survive_a_daemon_restart() {
     // A new daemon, a session with nobody to ask: the rules still decide.
     s.kill_daemon();
     let log = s.root.join("log2.jsonl");
-    let out = run(s.hallpass([
-        "--prompt=deny",
-        &format!("--log={}", log.display()),
-        "--",
-        "sh",
-        "-c",
+    let out = run(s.session_command(
+        "deny",
+        &log,
         &format!(
             "hp-write touch {0}/g; hp-write touch {1}/g",
             yes.display(),
             no.display()
         ),
-    ]));
+    ));
     assert_eq!(stdout(&out), "ok\nerr 13\n", "{}", stderr(&out));
     let lines = s.log_lines(&log);
     assert_eq!(lines[0]["reason"], "always", "{lines:?}");

@@ -13,14 +13,7 @@ fn logged(s: &Scratch) -> PathBuf {
     let script = "mkdir -p ~/.tool/cache && echo 1 > ~/.tool/cache/a && echo 2 > ~/.tool/cache/b && echo 3 > ~/loose && echo done";
     let out = run(s.session_command("allow", &log, script));
     assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
-    let out = run(s.hallpass([
-        "--prompt=deny",
-        &format!("--log={}", log.display()),
-        "--",
-        "sh",
-        "-c",
-        "echo x > ~/loose; echo x > ~/other; true",
-    ]));
+    let out = run(s.session_command("deny", &log, "echo x > ~/loose; echo x > ~/other; true"));
     assert!(out.status.success(), "{}", stderr(&out));
     log
 }
