@@ -121,8 +121,7 @@ pub enum NotAsked {
 /// write needs (in strict mode a few descriptors of the daemon, whose table every session
 /// shares): 256, or a thirty-second of that table if it is smaller than 8,192.
 fn max_open() -> usize {
-    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MAX.get_or_init(|| (crate::sys::fsops::open_files_limit() / 32).min(256))
+    (crate::sys::fsops::open_files_limit() / 32).min(256)
 }
 
 /// Every pending question of the daemon, and the subscribers' event stream.

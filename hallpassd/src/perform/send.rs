@@ -96,11 +96,11 @@ struct Held {
 
 impl Held {
     /// `n` more for `session`, if all sends together then hold at most a quarter of the
-    /// daemon's descriptor table (which every session shares) and this session's a sixteenth;
-    /// else `EAGAIN`. A send that passes none is never refused.
+    /// daemon's descriptor table (which every session shares) and this session's a sixteenth,
+    /// at most 1,024; else `EAGAIN`. A send that passes none is never refused.
     fn take(session: i32, n: usize) -> Sys<Held> {
-        static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-        let max = *MAX.get_or_init(|| fsops::open_files_limit() / 4);
+        let max = fsops::open_files_limit() / 4;
+        let per_session = (max / 4).min(1024);
         if n == 0 {
             return Ok(Held { n, session });
         }
@@ -113,7 +113,7 @@ impl Held {
                 by.len() - 1
             }
         };
-        if *all + n > max || by[i].1 + n > max / 4 {
+        if *all + n > max || by[i].1 + n > per_session {
             if by[i].1 == 0 {
                 by.swap_remove(i);
             }
@@ -319,7 +319,7 @@ fn read_data(t: &mut Target<'_>, iovs: &[(u64, usize)], stream: bool) -> Sys<Vec
 
 impl Send {
     /// The process's descriptors held to pass on.
-    pub fn held_fds(&self) -> usize {
+    fn held_fds(&self) -> usize {
         self.msgs.iter().map(|m| m._fds.len()).sum()
     }
 

@@ -6,9 +6,9 @@ use super::*;
 
 /// Performs a strict-mode write on a thread of its own and answers it: one a person allowed,
 /// or (`fifo`) one that waits as long as the process would have: an open for a FIFO's other
-/// end, a send for its receiver. At most [`MAX_WAITING`] of the latter per session, holding
-/// at most [`max_held_fds`] of the process's descriptors (passed in sends); past that it
-/// fails with `EAGAIN`. One whose process goes away is interrupted. `slot`: its journal
+/// end, a send for its receiver. At most [`MAX_WAITING`] of the latter per session; past
+/// that it fails with `EAGAIN` (the descriptors a send passes are budgeted where it is
+/// prepared, `perform/send.rs`). One whose process goes away is interrupted. `slot`: its journal
 /// slot, freed once it is answered.
 pub fn perform_later(
     shared: Arc<Shared>,
@@ -23,7 +23,7 @@ pub fn perform_later(
             j.release(slot, id);
         }
     };
-    let waits = match Waits::take(&shared, fifo, action.held_fds()) {
+    let waits = match Waits::take(&shared, fifo) {
         Ok(w) => w,
         Err(why) => {
             eprintln!("hallpassd: session {}: {why}: EAGAIN", shared.info.id);
@@ -105,45 +105,25 @@ enum Performing {
 
 /// Writes waiting on threads of their own at once, per session (FIFO opens, sends).
 const MAX_WAITING: usize = 32;
-/// The process's descriptors that a session's waiting sends may hold at once: each is a copy
-/// in the daemon, whose descriptor table every session shares. A sixteenth of that table,
-/// at most 1,024.
-fn max_held_fds() -> usize {
-    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MAX.get_or_init(|| (crate::sys::fsops::open_files_limit() / 16).min(1024))
-}
 
-/// What a write waiting on a thread of its own takes of its session's budgets (a place among
-/// the [`MAX_WAITING`], the descriptors it holds), given back when dropped.
+/// A place among a session's [`MAX_WAITING`] (none if not `place`), given back when dropped.
 struct Waits {
     shared: Arc<Shared>,
     place: bool,
-    fds: usize,
 }
 
 impl Waits {
-    fn take(shared: &Arc<Shared>, place: bool, fds: usize) -> Result<Waits, String> {
+    fn take(shared: &Arc<Shared>, place: bool) -> Result<Waits, String> {
         if place && shared.waiting.fetch_add(1, Ordering::Relaxed) >= MAX_WAITING {
             shared.waiting.fetch_sub(1, Ordering::Relaxed);
             return Err(format!(
                 "{MAX_WAITING} writes already wait (FIFO opens, sends)"
             ));
         }
-        // Holding its place from here: given back if the descriptors are refused.
-        let mut w = Waits {
+        Ok(Waits {
             shared: shared.clone(),
             place,
-            fds: 0,
-        };
-        let max = max_held_fds();
-        if shared.held_fds.fetch_add(fds, Ordering::Relaxed) + fds > max {
-            shared.held_fds.fetch_sub(fds, Ordering::Relaxed);
-            return Err(format!(
-                "waiting sends would hold more than {max} of its descriptors"
-            ));
-        }
-        w.fds = fds;
-        Ok(w)
+        })
     }
 }
 
@@ -152,6 +132,5 @@ impl Drop for Waits {
         if self.place {
             self.shared.waiting.fetch_sub(1, Ordering::Relaxed);
         }
-        self.shared.held_fds.fetch_sub(self.fds, Ordering::Relaxed);
     }
 }

@@ -153,8 +153,6 @@ pub struct Shared {
     journal: Option<Journal>,
     /// Strict-mode opens waiting for a FIFO's other end.
     waiting: std::sync::atomic::AtomicUsize,
-    /// The process's descriptors that those waiting writes hold.
-    held_fds: std::sync::atomic::AtomicUsize,
     /// The session's terminals.
     ttys: Vec<PathBuf>,
     /// Strict mode: what the command's Landlock domain lets it write. The kernel makes the

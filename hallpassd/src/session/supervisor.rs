@@ -39,7 +39,6 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         home,
         journal: a.journal,
         waiting: std::sync::atomic::AtomicUsize::new(0),
-        held_fds: std::sync::atomic::AtomicUsize::new(0),
         ttys,
         landlock,
     });

@@ -443,10 +443,14 @@ pub fn raise_open_files() {
     }
 }
 
-/// The soft limit on open files (1,024 if it cannot be read).
+/// The soft limit on open files (1,024 if it cannot be read), read once: after
+/// [`raise_open_files`], in the daemon.
 pub fn open_files_limit() -> usize {
-    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
-        .map_or(1024, |(soft, _)| soft.min(usize::MAX as u64) as usize)
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+            .map_or(1024, |(soft, _)| soft.min(usize::MAX as u64) as usize)
+    })
 }
 
 /// The address family of socket `sock` (`SO_DOMAIN`); `ENOTSOCK` for another file.

@@ -197,14 +197,6 @@ impl Action {
     pub fn sends(&self) -> bool {
         matches!(self, Action::Send(_))
     }
-
-    /// The process's descriptors it holds to pass on (`SCM_RIGHTS` in a send).
-    pub fn held_fds(&self) -> usize {
-        match self {
-            Action::Send(s) => s.held_fds(),
-            _ => 0,
-        }
-    }
 }
 
 /// An ioctl argument: bytes read from the target, or a descriptor taken from it.
