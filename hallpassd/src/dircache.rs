@@ -127,19 +127,19 @@ impl DirCache {
     pub fn moving(&self, tid: i32) {
         let mut i = self.inner.lock().unwrap();
         i.entries.clear();
-        self.in_flight(&mut i, tid, true);
+        self.hold_back(&mut i, tid, true);
     }
 
     /// `tid` removes a name: an object kept may be about to lose the one it was decided by
     /// (directories kept are not concerned: nothing can be made in a removed one).
     pub fn unnaming(&self, tid: i32) {
         let mut i = self.inner.lock().unwrap();
-        self.in_flight(&mut i, tid, false);
+        self.hold_back(&mut i, tid, false);
     }
 
     /// A change of names by `tid` may be in flight (a rename if `moves`, else a removal):
     /// objects are read again until it is done, and directories too for a rename.
-    fn in_flight(&self, i: &mut Inner, tid: i32, moves: bool) {
+    fn hold_back(&self, i: &mut Inner, tid: i32, moves: bool) {
         i.objects.clear();
         if !i.on {
             return;
