@@ -7,9 +7,19 @@ use hallpass_proto::Question;
 
 use crate::questions::text::{clean, cut_left, cut_right, keys, Words, SCOPE_LEAD};
 
+/// What the keys line says while the person is typing: keys then answer nothing.
+pub const TYPING: &str = "(you are typing: the keys answer once you pause)";
+
 /// The bar's lines, plain text, each at most `cols` characters: four when there is room,
-/// one on a terminal of fewer than 8 rows. `waiting` is how many more questions queue.
-pub fn lines(q: &Question, scope: &Path, waiting: usize, rows: u16, cols: u16) -> Vec<String> {
+/// one on a terminal of fewer than 8 rows. `waiting` is how many more questions queue;
+/// `typing`: the person is typing, and the keys wait for a pause.
+pub fn lines(
+    q: &Question,
+    scope: &Path,
+    waiting: usize,
+    typing: bool,
+    (rows, cols): (u16, u16),
+) -> Vec<String> {
     let w = cols as usize;
     let words = Words::of(q, scope, &clean);
     let (who, verb, what) = (&words.who, words.verb, &words.what);
@@ -18,7 +28,11 @@ pub fn lines(q: &Question, scope: &Path, waiting: usize, rows: u16, cols: u16) -
         1 => "  [1 more waiting]".into(),
         n => format!("  [{n} more waiting]"),
     };
-    let keys = keys(q.timed_secs);
+    let keys = if typing {
+        TYPING.to_string()
+    } else {
+        keys(q.timed_secs)
+    };
     let head = format!("hallpass: {who} wants to {verb} ");
     if rows < 8 {
         let tail = format!("  {keys}{more}");
@@ -68,7 +82,13 @@ mod tests {
 
     #[test]
     fn the_bar_says_who_what_by_whom_and_the_keys() {
-        let l = lines(&q(), Path::new("/home/me/.npm/_cacache"), 1, 30, 120);
+        let l = lines(
+            &q(),
+            Path::new("/home/me/.npm/_cacache"),
+            1,
+            false,
+            (30, 120),
+        );
         assert_eq!(
             l,
             vec![
@@ -79,13 +99,24 @@ mod tests {
             ]
         );
         // Narrow terminals cut, never wrap; the end of the path stays.
-        for l in lines(&q(), Path::new("/home/me/.npm/_cacache"), 0, 30, 40) {
+        for l in lines(
+            &q(),
+            Path::new("/home/me/.npm/_cacache"),
+            0,
+            false,
+            (30, 40),
+        ) {
             assert!(l.chars().count() <= 40, "{l}");
         }
-        let short = lines(&q(), Path::new("/home/me/.npm"), 0, 5, 200);
+        let short = lines(&q(), Path::new("/home/me/.npm"), 0, false, (5, 200));
         assert_eq!(short.len(), 1);
         assert!(short[0].contains("/home/me/.npm/_cacache/tmp/x"));
         assert!(short[0].contains("[o] allow once"));
+        // While the person types, the keys line says they wait.
+        let typing = lines(&q(), Path::new("/home/me/.npm"), 0, true, (30, 120));
+        assert_eq!(typing[3], format!("  {TYPING}"));
+        let typing = lines(&q(), Path::new("/home/me/.npm"), 0, true, (5, 200));
+        assert!(typing[0].contains(TYPING), "{typing:?}");
     }
 
     #[test]
@@ -93,7 +124,7 @@ mod tests {
         let mut q = q();
         q.name = "\x1b[2J".into();
         q.also = vec!["/home/me/.bashrc".into()];
-        let l = lines(&q, Path::new("/x"), 0, 30, 200);
+        let l = lines(&q, Path::new("/x"), 0, false, (30, 200));
         assert!(!l.iter().any(|x| x.contains('\x1b')), "{l:?}");
         assert!(
             l[0].contains("/home/me/.npm/_cacache/tmp/x and /home/me/.bashrc"),

@@ -24,6 +24,7 @@ mod session;
 mod status;
 mod suggest;
 mod sys;
+mod termfilter;
 mod terminal;
 mod typing;
 

@@ -1,7 +1,10 @@
 //! The command's terminal under `--prompt=ask`: the command runs on a pty of ours; we relay
-//! what the user types to it and what it prints to the screen, byte for byte, and keep a
-//! model of the screen (vt100) so that the prompt bar, drawn over the bottom lines while a
-//! question is open, can be taken away leaving exactly what the command drew.
+//! what the user types to it and what it prints to the screen, through an allowlist of what
+//! may reach the person's terminal (`termfilter.rs`), and keep a model of the screen (vt100)
+//! so that the prompt bar, drawn over the bottom lines while a question is open, can be taken
+//! away leaving exactly what the command drew. Like tmux's status line, the bar is out of the
+//! command's reach: it is drawn from a known terminal state, whatever modes the command set,
+//! and while it is up the command's output reaches the terminal only as redrawn by us.
 //!
 //! One thread owns the screen and the bar ([`Relay::run`]); others only feed it events: the
 //! keyboard, the command's output, the daemon's questions, window changes, the command's end.
@@ -19,6 +22,7 @@ use crate::questions::follow::{self, Answers, Source, Update};
 use crate::questions::model::{Key, Model};
 use crate::session::Session;
 use crate::sys::pty::{self, Size};
+use crate::termfilter::{Filter, NEUTRAL};
 use crate::typing::{route, Typed};
 use hallpass_proto::Question;
 use nix::sys::signal::{kill, Signal};
@@ -107,6 +111,8 @@ pub fn start(
         out: std::io::stdout(),
         leader,
         model: vt100::Parser::new(nz(size.rows), nz(size.cols), 0),
+        filter: Filter::new(size.rows),
+        wake: None,
         size,
         shown: None,
         drawn: 0,
@@ -121,12 +127,13 @@ pub fn start(
         stopped: false,
         exited: Arc::new(AtomicBool::new(false)),
     };
-    // Start from a blank screen that matches the empty model: what was on it scrolls into
-    // the terminal's history instead of being erased.
+    // Start from a blank screen that matches the empty model (what was on it scrolls into
+    // the terminal's history instead of being erased), in the drawing state the filter
+    // starts from.
     let mut o = std::io::stdout();
     let _ = write!(
         o,
-        "\x1b[{};1H{}\x1b[H",
+        "{NEUTRAL}\x1b[?7h\x1b[{};1H{}\x1b[H",
         size.rows,
         "\n".repeat(size.rows as usize)
     );
@@ -135,6 +142,13 @@ pub fn start(
         .name("relay".into())
         .spawn(move || relay.run(rx))?;
     Ok(Handle { tx, thread })
+}
+
+/// One update of the screen: terminals that know synchronized updates (mode 2026) show it
+/// whole or not at all, so the command's rows never show where the bar is, even briefly.
+/// It also ends an update the command began and left open.
+fn frame(s: &str) -> String {
+    format!("\x1b[?2026h{s}\x1b[?2026l")
 }
 
 fn nz(v: u16) -> std::num::NonZeroU16 {
@@ -221,7 +235,13 @@ fn spawn_follower(session: Session, tx: SyncSender<Event>) -> Answers {
 struct Relay {
     out: std::io::Stdout,
     leader: OwnedFd,
+    /// The screen as the terminal shows it without the bar.
     model: vt100::Parser,
+    /// What of the command's output may reach the terminal, and the state it left there.
+    filter: Filter,
+    /// When to draw the bar again by itself: the keys it shows wait for the person to stop
+    /// typing until then.
+    wake: Option<Instant>,
     size: Size,
     /// While the bar is up: the screen as the terminal shows it under the bar.
     shown: Option<vt100::Screen>,
@@ -249,13 +269,18 @@ impl Relay {
         let mut deadline: Option<Instant> = None;
         let mut output_done = false;
         loop {
-            let ev = match deadline {
+            let ev = match deadline.into_iter().chain(self.wake).min() {
                 None => match rx.recv() {
                     Ok(e) => e,
                     Err(_) => break,
                 },
                 Some(d) => match rx.recv_timeout(d.saturating_duration_since(Instant::now())) {
                     Ok(e) => e,
+                    Err(RecvTimeoutError::Timeout) if self.wake.is_some_and(|w| w <= d) => {
+                        self.wake = None;
+                        self.redraw();
+                        continue;
+                    }
                     Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
                 },
             };
@@ -303,7 +328,7 @@ impl Relay {
     }
 
     /// What covers the bottom rows now: the notice, or the bar for the oldest question.
-    fn overlay(&self) -> Vec<String> {
+    fn overlay(&self, now: Instant) -> Vec<String> {
         if let Some(n) = &self.notice {
             return vec![n.clone()];
         }
@@ -312,8 +337,8 @@ impl Relay {
                 &o.question,
                 &o.scope,
                 self.questions.list().len() - 1,
-                self.size.rows,
-                self.size.cols,
+                self.questions.waits_for_quiet(now),
+                (self.size.rows, self.size.cols),
             ),
             None => Vec::new(),
         }
@@ -321,10 +346,21 @@ impl Relay {
 
     /// Draws the overlay, or takes it away if there is none.
     fn redraw(&mut self) {
-        self.questions.shown(Instant::now());
-        let lines = self.overlay();
+        let s = self.overlay_text();
+        if !s.is_empty() {
+            self.write(frame(&s).as_bytes());
+        }
+    }
+
+    /// What draws the overlay (or takes it away): from the neutral drawing state, at absolute
+    /// rows, so nothing the command set moves or changes it. The terminal stays in that
+    /// state while the bar is up.
+    fn overlay_text(&mut self) -> String {
+        let now = Instant::now();
+        self.questions.shown(now);
+        let lines = self.overlay(now);
         if lines.is_empty() {
-            return self.undraw();
+            return self.undraw_text();
         }
         if self.drawn == 0 {
             self.shown = Some(self.model.screen().clone());
@@ -332,8 +368,13 @@ impl Relay {
                 self.alt_under_bar = Some(self.model.screen().alternate_screen());
             }
         }
+        self.wake = if self.questions.waits_for_quiet(now) {
+            self.questions.takes_keys_at()
+        } else {
+            None
+        };
         let n = (lines.len() as u16).min(self.size.rows);
-        let mut s = String::from("\x1b[?25l");
+        let mut s = format!("{NEUTRAL}\x1b[?25l");
         // Rows the previous, taller overlay covered and this one does not.
         if self.drawn > n {
             s.push_str(&self.rows_of_model(self.size.rows - self.drawn, self.size.rows - n));
@@ -341,7 +382,7 @@ impl Relay {
         let top = self.size.rows - n;
         let w = self.size.cols as usize;
         for (i, l) in lines.iter().take(n as usize).enumerate() {
-            let pad = w.saturating_sub(l.chars().count());
+            let pad = w.saturating_sub(unicode_width::UnicodeWidthStr::width(l.as_str()));
             s.push_str(&format!(
                 "\x1b[{};1H\x1b[0m\x1b[7m{l}{}\x1b[0m",
                 top + i as u16 + 1,
@@ -349,22 +390,42 @@ impl Relay {
             ));
         }
         self.drawn = n;
-        self.write(s.as_bytes());
+        s
     }
 
-    /// Puts back what the command drew under the overlay, cursor and attributes included.
+    /// Puts back what the command drew under the overlay.
     fn undraw(&mut self) {
+        let s = self.undraw_text();
+        if !s.is_empty() {
+            self.write(frame(&s).as_bytes());
+        }
+    }
+
+    /// What puts back the rows under the overlay, then the drawing state, cursor and
+    /// attributes the command had.
+    fn undraw_text(&mut self) -> String {
         if self.drawn == 0 {
-            return;
+            return String::new();
         }
         self.alt_under_bar = None;
+        self.wake = None;
         let mut s = self.rows_of_model(self.size.rows - self.drawn, self.size.rows);
         let screen = self.model.screen();
-        s.push_str(&screen.cursor_state_formatted());
+        s.push_str(if screen.hide_cursor() {
+            "\x1b[?25l"
+        } else {
+            "\x1b[?25h"
+        });
+        s.push_str(
+            &self
+                .filter
+                .drawing()
+                .restore(screen.cursor_position(), &screen.cursor_state_formatted()),
+        );
         s.push_str(&screen.attributes_formatted());
         self.drawn = 0;
         self.shown = None;
-        self.write(s.as_bytes());
+        s
     }
 
     /// Escape codes that draw rows `from..to` as the model has them.
@@ -381,7 +442,8 @@ impl Relay {
         s
     }
 
-    fn output(&mut self, b: &[u8]) {
+    fn output(&mut self, raw: &[u8]) {
+        let b = &self.filter.feed(raw)[..];
         if self.drawn == 0 {
             self.write(b);
             self.model.process(b);
@@ -417,16 +479,22 @@ impl Relay {
             None => self.model.screen().contents_formatted(),
         };
         self.shown = Some(self.model.screen().clone());
-        self.write(diff.as_bytes());
-        // The rows under the bar may have been overwritten: draw all of it again.
+        // The rows under the bar may have been overwritten: draw all of it again, in the
+        // same update.
         self.drawn = 0;
-        self.redraw();
+        let bar = self.overlay_text();
+        self.write(frame(&(diff + &bar)).as_bytes());
     }
 
     fn input(&mut self, bytes: &[u8]) {
+        let now = Instant::now();
         let (notice, asking) = (self.notice.is_some(), !self.questions.is_empty());
+        let typing = self.questions.waits_for_quiet(now);
         let mut pass = Vec::with_capacity(bytes.len());
         for t in route(bytes, &mut self.escape, notice, asking) {
+            if matches!(t, Typed::Command(_) | Typed::Dropped | Typed::Dismiss) {
+                self.questions.typed(now);
+            }
             match t {
                 Typed::Command(b) => pass.push(b),
                 Typed::Stop => self.stop(),
@@ -440,7 +508,7 @@ impl Relay {
                     self.questions.rearm(Instant::now());
                     self.redraw();
                 }
-                Typed::Key(b) => match self.questions.key(b, Instant::now()) {
+                Typed::Key(b) => match self.questions.key(b, now) {
                     Key::Changed => self.redraw(),
                     Key::Answer(generation, req) => self.answers.send(generation, req),
                     Key::Nothing | Key::Quit => {}
@@ -450,6 +518,10 @@ impl Relay {
         }
         if !pass.is_empty() {
             let _ = self.to_cmd.send(pass);
+        }
+        // The bar says when its keys wait for the person to stop typing.
+        if self.drawn > 0 && self.questions.waits_for_quiet(now) != typing {
+            self.redraw();
         }
     }
 
@@ -476,16 +548,17 @@ impl Relay {
         self.model
             .screen_mut()
             .set_size(nz(size.rows), nz(size.cols));
+        self.filter.resize(size.rows);
         self.size = size;
         if self.drawn > 0 {
             // The terminal rearranged what it showed; draw it all from the model, then the
             // bar where the new bottom is.
             let full = self.model.screen().contents_formatted();
-            self.write(b"\x1b[0m\x1b[H\x1b[2J");
-            self.write(full.as_bytes());
+            let mut s = format!("{NEUTRAL}\x1b[H\x1b[2J{full}");
             self.shown = Some(self.model.screen().clone());
             self.drawn = 0;
-            self.redraw();
+            s.push_str(&self.overlay_text());
+            self.write(frame(&s).as_bytes());
         }
     }
 
@@ -517,7 +590,11 @@ impl Relay {
         self.notice = None;
         self.questions.clear();
         self.undraw();
-        let mut s = String::from("\x1b[0m\x1b[?25h");
+        // The whole screen to scroll in, no origin or insert mode, wrapping: the shell after
+        // us gets a terminal as it expects one, its cursor where the command left it.
+        let mut s = format!("{NEUTRAL}\x1b[?7h");
+        s.push_str(&self.model.screen().cursor_state_formatted());
+        s.push_str("\x1b[0m\x1b[?25h");
         if self.model.screen().alternate_screen() {
             s.push_str("\x1b[?1049l");
         }

@@ -407,8 +407,10 @@ fn questions_queue_and_are_answered_in_turn() {
             b.display(),
             p.display()
         ));
-        let sc = t.wait_for("two questions", |x| x.contains("[1 more waiting]"));
-        assert!(bar_up(&sc));
+        // The keys show once the person has stopped typing (the command line just typed).
+        let sc = t.wait_for("two questions", |x| {
+            x.contains("[1 more waiting]") && bar_up(x)
+        });
         settle();
         // The project writes were not held up by the open questions.
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -535,15 +537,24 @@ fn the_terminal_is_given_back_as_it_was_after_a_signal() {
 }
 
 #[test]
-fn output_is_relayed_byte_for_byte() {
+fn output_reaches_the_terminal_through_the_allowlist() {
     let v = two_variants()[0];
     let s = Scratch::new("bytes", v);
-    // Every byte value, twice, then some UTF-8 and an escape sequence.
-    let mut payload: Vec<u8> = (0..=255u8).chain(0..=255u8).collect();
-    payload.extend_from_slice("héllo ✓\x1b[1mbold\x1b[0m\n".as_bytes());
-    let file = s.root.join("payload");
-    std::fs::write(&file, &payload).unwrap();
-    s.chown(&file);
+    // Text, UTF-8, tabs, colours, attributes, cursor movement and erasing: as they are.
+    let mut text: Vec<u8> = (0x20..0x7fu8).collect();
+    text.extend_from_slice(
+        "\théllo ✓ 漢字\x1b[1;31mbold red\x1b[m\x1b[3;5H\x1b[2Kx\x1b[38;5;208my\x1b[m\n".as_bytes(),
+    );
+    // Every byte value, and sequences that reach beyond the screen: the clipboard, the
+    // window's size, a multiplexer's passthrough.
+    let mut hostile: Vec<u8> = (0..=255u8).collect();
+    hostile.extend_from_slice(
+        b"\x1b]52;c;aGVsbG8=\x07\x1b[8;200;80t\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\\n",
+    );
+    let (tf, hf) = (s.root.join("text"), s.root.join("hostile"));
+    std::fs::write(&tf, &text).unwrap();
+    std::fs::write(&hf, &hostile).unwrap();
+    s.chown(&s.root);
     // script(1) gives both runs a terminal; the pty's own processing (\n to \r\n) is the
     // same in both.
     let through = |cmd: String| -> Vec<u8> {
@@ -553,15 +564,36 @@ fn output_is_relayed_byte_for_byte() {
         assert!(out.status.success(), "{}", stderr(&out));
         out.stdout
     };
-    let native = through(format!("cat {}", file.display()));
-    let supervised = through(format!("hallpass -- cat {}", file.display()));
-    assert!(native.len() > payload.len());
+    let native = through(format!("cat {}", tf.display()));
+    let supervised = through(format!("hallpass -- cat {}", tf.display()));
+    assert!(native.len() > text.len());
     assert!(
         supervised
             .windows(native.len())
             .any(|w| w == native.as_slice()),
-        "the command's output did not come through intact"
+        "the command's text did not come through intact"
     );
+    let supervised = through(format!("hallpass -- cat {}", hf.display()));
+    // (The ESC among the bytes takes " !\"#$%&'()*+,-./0" after it as its own, as in any
+    // terminal: the printable bytes after those.)
+    let printable: Vec<u8> = (b'1'..0x7fu8).collect();
+    assert!(
+        supervised.windows(printable.len()).any(|w| w == printable),
+        "the printable bytes did not come through"
+    );
+    for bad in [
+        &b"\x1b]52"[..],
+        b"\x1b[8;200;80t",
+        b"\x1bP",
+        b"\x00",
+        b"\x01",
+        b"\x7f",
+    ] {
+        assert!(
+            !supervised.windows(bad.len()).any(|w| w == bad),
+            "{bad:?} reached the terminal"
+        );
+    }
 }
 
 #[test]

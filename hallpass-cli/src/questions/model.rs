@@ -2,8 +2,9 @@
 //! the open questions oldest first, each with the scope chosen so far; which one is selected;
 //! which were answered here and wait for the daemon to say so; how long the selected one has
 //! been shown (a key answers only a question shown long enough: a key typed for the command,
-//! or a double press, must not answer the question that just appeared). Pure: the time is
-//! passed in, nothing is drawn or sent here.
+//! or a double press, must not answer the question that just appeared), and when the person
+//! last typed (a key that is part of a stream of typing answers nothing: an answer is a key
+//! pressed after a pause). Pure: the time is passed in, nothing is drawn or sent here.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -12,6 +13,10 @@ use hallpass_proto::{Answer, AnswerRequest, Question};
 
 /// How long a question must have been shown before a key answers it.
 pub const ARMED_AFTER: Duration = Duration::from_millis(400);
+
+/// How long the person must have stopped typing before a key answers: longer than the
+/// pauses between the keys and words of someone typing, shorter than reading a question.
+pub const QUIET_BEFORE: Duration = Duration::from_millis(1500);
 
 /// An open question and the scope chosen for it so far.
 pub struct Open {
@@ -41,6 +46,9 @@ pub struct Model {
     sent: Vec<u64>,
     /// The question last shown selected, and since when.
     armed: Option<(u64, Instant)>,
+    /// When the person last typed a key that was not taken as one for a question (for the
+    /// command, a paste, a key the question did not take).
+    typed: Option<Instant>,
     /// How many times the questions held were voided: an answer to an older generation is
     /// for a question of a daemon that is gone.
     generation: u64,
@@ -55,6 +63,7 @@ impl Model {
             selected: None,
             sent: Vec::new(),
             armed: None,
+            typed: None,
             generation: 0,
             home,
         }
@@ -138,6 +147,27 @@ impl Model {
         self.armed = self.current().map(|o| (o.question.id, now));
     }
 
+    /// The person typed at `now` something that was not a question's key.
+    pub fn typed(&mut self, now: Instant) {
+        self.typed = Some(now);
+    }
+
+    /// When the selected question takes keys: once shown for [`ARMED_AFTER`] and
+    /// [`QUIET_BEFORE`] after the last key typed. `None`: no question, or not shown yet.
+    pub fn takes_keys_at(&self) -> Option<Instant> {
+        let id = self.current()?.question.id;
+        let (shown, since) = self.armed?;
+        (shown == id).then_some(())?;
+        let quiet = self.typed.map(|t| t + QUIET_BEFORE);
+        Some((since + ARMED_AFTER).max(quiet.unwrap_or(since)))
+    }
+
+    /// Whether the selected question waits for the person to stop typing at `now` (the bar
+    /// says so, rather than show keys that would do nothing).
+    pub fn waits_for_quiet(&self, now: Instant) -> bool {
+        self.current().is_some() && self.typed.is_some_and(|t| now < t + QUIET_BEFORE)
+    }
+
     /// Selects the next question (`down`) or the previous one.
     pub fn select(&mut self, down: bool) {
         if let Some(i) = self.index() {
@@ -160,16 +190,22 @@ impl Model {
     }
 
     /// A question key pressed at `now` for the selected question: `o` `t` `a` `d` `n`
-    /// answer it, `+` (or `=`) and `-` widen and narrow its scope, if it is armed and not
-    /// answered already.
+    /// answer it, `+` (or `=`) and `-` widen and narrow its scope, if it takes keys and is
+    /// not answered already. Any other key is typing, and makes the question wait for quiet.
     pub fn key(&mut self, b: u8, now: Instant) -> Key {
+        let k = self.question_key(b, now);
+        if k == Key::Nothing {
+            self.typed(now);
+        }
+        k
+    }
+
+    fn question_key(&mut self, b: u8, now: Instant) -> Key {
         let Some(i) = self.index() else {
             return Key::Nothing;
         };
         let id = self.list[i].question.id;
-        let armed = self.armed.is_some_and(|(a, since)| {
-            a == id && now.saturating_duration_since(since) >= ARMED_AFTER
-        });
+        let armed = self.takes_keys_at().is_some_and(|at| now >= at);
         if !armed || self.sent.contains(&id) {
             return Key::Nothing;
         }
@@ -214,7 +250,11 @@ impl Model {
             b"\x1b[A" | b"\x1bOA" => b'k',
             b"\x1b[B" | b"\x1bOB" => b'j',
             [b] => *b,
-            _ => return Key::Nothing,
+            _ => {
+                // A paste, or keys the client does not know: typing.
+                self.typed(now);
+                return Key::Nothing;
+            }
         };
         match b {
             b'q' | 0x03 | 0x04 => Key::Quit,
@@ -287,19 +327,66 @@ mod tests {
         let t0 = Instant::now();
         let mut m = model(&[1]);
         m.shown(t0);
-        assert_eq!(m.key(b'o', t0 + ARMED_AFTER / 2), Key::Nothing);
         // Shown again: the clock does not start over for the same question.
         m.shown(t0 + ARMED_AFTER / 2);
+        assert_eq!(m.takes_keys_at(), Some(t0 + ARMED_AFTER));
         let k = m.key(b'o', t0 + ARMED_AFTER);
         assert_eq!(
             answered(k),
             Some((0, 1, Answer::Once as i32, String::new()))
         );
         // Answered: no second answer while the daemon has not said it is resolved.
-        assert_eq!(m.key(b'd', t0 + ARMED_AFTER * 2), Key::Nothing);
-        // Not applied: open again.
+        let t = t0 + ARMED_AFTER * 2;
+        assert_eq!(m.key(b'd', t), Key::Nothing);
+        // Not applied: open again, to a key after a pause (that 'd' did nothing).
         m.not_applied(1);
-        assert!(answered(m.key(b'd', t0 + ARMED_AFTER * 2)).is_some());
+        assert!(answered(m.key(b'd', t + QUIET_BEFORE)).is_some());
+    }
+
+    /// Typing "please see the test output" at a steady pace, through the question's arrival
+    /// and after it, answers nothing, at any pace a person types; a key after a pause does.
+    #[test]
+    fn keys_that_are_part_of_typing_answer_nothing() {
+        for every in [80u64, 120, 250, 600, 1400] {
+            let t0 = Instant::now();
+            let mut m = model(&[]);
+            let mut t = t0;
+            let mut answers = 0;
+            for (i, _) in "please see the test output".bytes().enumerate() {
+                t = t0 + Duration::from_millis(every * i as u64);
+                if i == 5 {
+                    m.asked(q(1));
+                    m.shown(t);
+                }
+                match m.current() {
+                    None => m.typed(t),
+                    Some(_) => {
+                        assert!(m.waits_for_quiet(t), "every {every} ms, key {i}");
+                        // Every letter of the sentence, the answer keys among them.
+                        for b in [b'o', b't', b'a', b'd', b'n'] {
+                            answers += matches!(m.key(b, t), Key::Answer(..)) as u32;
+                        }
+                    }
+                }
+            }
+            assert_eq!(answers, 0, "typing every {every} ms answered");
+            // The person stops, reads, and answers.
+            assert!(!m.waits_for_quiet(t + QUIET_BEFORE));
+            assert_eq!(m.takes_keys_at(), Some(t + QUIET_BEFORE));
+            assert_eq!(m.key(b'o', t + QUIET_BEFORE / 2), Key::Nothing);
+            let t = t + QUIET_BEFORE / 2;
+            assert!(answered(m.key(b'o', t + QUIET_BEFORE)).is_some());
+        }
+    }
+
+    #[test]
+    fn a_key_the_question_takes_is_not_typing() {
+        let t0 = Instant::now();
+        let mut m = model(&[1]);
+        m.shown(t0);
+        let t = t0 + ARMED_AFTER;
+        assert_eq!(m.key(b'+', t), Key::Changed);
+        assert!(answered(m.key(b'a', t)).is_some());
     }
 
     #[test]
@@ -308,7 +395,7 @@ mod tests {
         let mut m = model(&[1]);
         m.shown(t0);
         m.rearm(t0 + ARMED_AFTER);
-        assert_eq!(m.key(b'o', t0 + ARMED_AFTER), Key::Nothing);
+        assert_eq!(m.takes_keys_at(), Some(t0 + ARMED_AFTER * 2));
         assert!(answered(m.key(b'o', t0 + ARMED_AFTER * 2)).is_some());
     }
 
@@ -355,12 +442,17 @@ mod tests {
         m.shown(t0);
         let t = t0 + ARMED_AFTER;
         assert_eq!(m.list_key(b"oo", t), Key::Nothing);
-        // An answer moves on to the oldest question not answered, which waits its turn.
+        // An answer (after a pause: the paste was typing) moves on to the oldest question not
+        // answered, which waits its turn.
+        let t = t + QUIET_BEFORE;
         assert_eq!(answered(m.list_key(b"o", t)).unwrap().1, 2);
         assert_eq!(m.current().unwrap().question.id, 1);
         m.shown(t);
-        assert_eq!(m.list_key(b"d", t), Key::Nothing);
-        assert_eq!(answered(m.list_key(b"d", t + ARMED_AFTER)).unwrap().1, 1);
+        assert_eq!(m.list_key(b"d", t + ARMED_AFTER / 2), Key::Nothing);
+        // That early key was typing: the next waits for quiet.
+        assert_eq!(m.list_key(b"d", t + ARMED_AFTER), Key::Nothing);
+        let later = t + ARMED_AFTER + QUIET_BEFORE;
+        assert_eq!(answered(m.list_key(b"d", later)).unwrap().1, 1);
         assert_eq!(m.current().unwrap().question.id, 3);
     }
 
