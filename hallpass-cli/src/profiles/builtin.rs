@@ -12,6 +12,7 @@ pub struct Builtin {
     pub name: &'static str,
     pub about: &'static str,
     pub allow: &'static [&'static str],
+    pub ask: &'static [&'static str],
 }
 
 pub const BUILTIN: &[Builtin] = &[
@@ -29,6 +30,7 @@ pub const BUILTIN: &[Builtin] = &[
             // its versions in ~/.local/share/claude and updates them itself.
             "~/.local/share/claude",
         ],
+        ask: &[],
     },
     Builtin {
         name: "codex",
@@ -39,6 +41,7 @@ pub const BUILTIN: &[Builtin] = &[
             // log/, auth.json live there too).
             "${CODEX_HOME:-~/.codex}",
         ],
+        ask: &[],
     },
     Builtin {
         name: "copilot",
@@ -48,6 +51,7 @@ pub const BUILTIN: &[Builtin] = &[
             // "By default, this directory is ~/.copilot"; COPILOT_HOME relocates it.
             "${COPILOT_HOME:-~/.copilot}",
         ],
+        ask: &[],
     },
     Builtin {
         name: "gemini",
@@ -57,6 +61,7 @@ pub const BUILTIN: &[Builtin] = &[
             // ~/.gemini/settings.json; trustedFolders.json and tmp/ are kept beside it.
             "~/.gemini",
         ],
+        ask: &[],
     },
     Builtin {
         name: "aider",
@@ -67,6 +72,7 @@ pub const BUILTIN: &[Builtin] = &[
             // choice in ~/.aider/analytics.json.
             "~/.aider",
         ],
+        ask: &[],
     },
     Builtin {
         name: "npm",
@@ -77,6 +83,7 @@ pub const BUILTIN: &[Builtin] = &[
             // _logs/ lives there too (docs.npmjs.com/cli/v10/using-npm/logging).
             "${npm_config_cache:-~/.npm}",
         ],
+        ask: &[],
     },
     Builtin {
         name: "pip",
@@ -87,6 +94,7 @@ pub const BUILTIN: &[Builtin] = &[
             // moves it (pip.pypa.io/en/stable/cli/pip/#cmdoption-cache-dir).
             "${PIP_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/pip}",
         ],
+        ask: &[],
     },
     Builtin {
         name: "cargo",
@@ -104,6 +112,7 @@ pub const BUILTIN: &[Builtin] = &[
             "${CARGO_HOME:-~/.cargo}/.package-cache",
             "${CARGO_HOME:-~/.cargo}/.package-cache-mutate",
         ],
+        ask: &[],
     },
     Builtin {
         name: "go",
@@ -120,5 +129,6 @@ pub const BUILTIN: &[Builtin] = &[
             // the standard user cache directory", or GOCACHE.
             "${GOCACHE:-${XDG_CACHE_HOME:-~/.cache}/go-build}",
         ],
+        ask: &[],
     },
 ];

@@ -11,6 +11,8 @@ fn policy(prompt: Prompt) -> Policy {
             "/home/me/.cache/tool".into(),
             "/home/me/proj/secret/ok".into(),
         ]),
+        allowed_patterns: Vec::new(),
+        asked: Vec::new(),
         implicit_dirs: PathSet::new(["/home/me/proj".into(), "/tmp/hallpass-1".into()]),
         implicit_files: vec!["/dev/null".into(), "/dev/pts/3".into()],
         services: PathSet::new(["/dev/log".into(), "/run/me/editor.sock".into()]),
