@@ -46,7 +46,8 @@ pub fn entry(path: PathBuf, home: &Path, allow: bool) -> Result<PathBuf, String>
     for c in normal.components().skip(1) {
         let name = c.as_os_str();
         let wild = name.as_bytes().iter().all(|&b| b == b'*' || b == b'.');
-        let above_home = Pattern::parse(&dir.to_string_lossy()).is_some_and(|d| d.covers(home).is_some());
+        let above_home =
+            Pattern::parse(&dir.to_string_lossy()).is_some_and(|d| d.covers(home).is_some());
         if wild && is_pattern(Path::new(name)) && above_home {
             return Err(format!(
                 "would allow every name `{}` matches in {}: give the name's fixed part too (`.tool*`)",

@@ -209,7 +209,9 @@ pub struct Applied {
 impl Applied {
     /// The allowed entries without a `*` (`--allow-path` entries), or those with one.
     pub fn allowed(&self, patterns: bool) -> impl Iterator<Item = &PathBuf> {
-        self.paths.iter().filter(move |p| check::is_pattern(p) == patterns)
+        self.paths
+            .iter()
+            .filter(move |p| check::is_pattern(p) == patterns)
     }
 }
 
@@ -233,7 +235,10 @@ pub fn apply(p: &Profile, home: &Path, denied: &[PathBuf]) -> Result<Applied, Pr
     };
     for raw in &p.allow {
         let path = entry(raw, true)?;
-        if denied.iter().any(|d| check::fixed_part(&path).starts_with(d)) {
+        if denied
+            .iter()
+            .any(|d| check::fixed_part(&path).starts_with(d))
+        {
             a.dropped.push(path);
         } else if !a.paths.contains(&path) {
             a.paths.push(path);
@@ -321,6 +326,9 @@ pub fn tilde(p: &Path, home: &Path) -> String {
         _ => p.display().to_string(),
     }
 }
+
+#[cfg(test)]
+mod rule_tests;
 
 #[cfg(test)]
 mod tests {

@@ -97,7 +97,10 @@ fn a_name_holding_an_ask_entry_keeps_it() {
     let allowed = (Decision::Allow, Reason::Policy, 0);
     assert_eq!(d(&["/home/me/.gemini/tmp/proj/a.json"], NAMES), allowed);
     assert_eq!(
-        d(&["/home/me/.claude.json.tmp.1", "/home/me/.claude.json"], NAMES),
+        d(
+            &["/home/me/.claude.json.tmp.1", "/home/me/.claude.json"],
+            NAMES
+        ),
         allowed
     );
     assert_eq!(d(&["/home/me/.gemini/tmp"], Call::CONTENT), allowed);
