@@ -196,6 +196,10 @@ pub struct Call {
     pub content: bool,
     /// It connects to the service listening on the path ([`Policy::decide_connect`]).
     pub connect: bool,
+    /// It makes a directory (`mkdir`): one on the way to an allowed path is allowed, empty
+    /// as it is made, so that a tool's first run can make `~/.claude` for
+    /// `~/.claude/projects` ([`Policy::allows`]).
+    pub makes_dir: bool,
 }
 
 impl Call {
@@ -205,12 +209,14 @@ impl Call {
         names: false,
         content: true,
         connect: false,
+        makes_dir: false,
     };
     /// A connection to a service.
     const CONNECT: Call = Call {
         names: false,
         content: false,
         connect: true,
+        makes_dir: false,
     };
 }
 
@@ -284,7 +290,7 @@ impl Policy {
         {
             return (Decision::Allow, Reason::Implicit);
         }
-        if self.allows(path, call.names) {
+        if self.allows(path, call) {
             return (Decision::Allow, Reason::Policy);
         }
         if answered.timed_covers(path) {
@@ -319,12 +325,18 @@ impl Policy {
     /// ask entry covers it deeper (the deeper entry decides; allow when as deep). A call that
     /// renames, removes or links (`names`) `path` is not allowed either when an ask entry
     /// lies at or below it: moving it would move what is asked (`mv x ~/.gemini/tmp` with a
-    /// `bin/rg` of one's own in `x`).
-    fn allows(&self, path: &Path, names: bool) -> bool {
+    /// `bin/rg` of one's own in `x`). A directory made on the way to an allowed path is.
+    fn allows(&self, path: &Path, call: Call) -> bool {
+        let on_the_way = |p: &Pattern| p.holds(path);
+        if call.makes_dir
+            && (self.allowed.holds(path) || self.allowed_patterns.iter().any(on_the_way))
+        {
+            return true;
+        }
         let plain = self.allowed.deepest(path);
         let patterns = self.allowed_patterns.iter().filter_map(|p| p.covers(path));
         let allow = patterns.max().max(plain);
-        if allow.is_none() || (names && self.asked.iter().any(|q| q.holds(path))) {
+        if allow.is_none() || (call.names && self.asked.iter().any(|q| q.holds(path))) {
             return false;
         }
         let ask = self.asked.iter().filter_map(|q| q.covers(path)).max();

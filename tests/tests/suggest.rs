@@ -192,7 +192,7 @@ fn a_profile_applies_by_the_commands_name() {
         assert_eq!(stdout(&out), "ok\n", "{v:?}: {}", stderr(&out));
         assert_eq!(
             stderr(&out),
-            "hallpass: profile claude allows ~/.claude, ~/.claude.json, ~/.local/share/claude (--no-profile: without)\n"
+            "hallpass: profile claude allows 25 paths, which `hallpass profiles` lists (--no-profile: without)\n"
         );
         assert!(reasons(&s, &log).iter().all(|r| r == "policy"));
 
@@ -242,14 +242,14 @@ fn status_shows_what_a_profile_adds() {
     assert_eq!(p[0]["name"], "npm");
     assert_eq!(
         p[0]["paths"][0],
-        s.home.join(".npm").to_string_lossy().as_ref()
+        s.home.join(".npm/_cacache").to_string_lossy().as_ref()
     );
     assert_eq!(p[1]["name"], "cargo");
     let table = stdout(&run(s.hallpass(["status"])));
     assert!(
         table.contains(&format!(
-            "   1  profile npm allows {}",
-            s.home.join(".npm").display()
+            "   1  profile npm allows {}, ",
+            s.home.join(".npm/_cacache").display()
         )),
         "{table}"
     );

@@ -147,7 +147,7 @@ pub const BUILTIN: &[Builtin] = &[
             "${GEMINI_CLI_HOME:-~}/.gemini/projects.json",
             "${GEMINI_CLI_HOME:-~}/.gemini/projects.json.tmp",
             "${GEMINI_CLI_HOME:-~}/.gemini/projects.json.lock",
-            "${GEMINI_CLI_HOME:-~}/.gemini/history/*",
+            "${GEMINI_CLI_HOME:-~}/.gemini/history",
             "${GEMINI_CLI_HOME:-~}/.gemini/history/*/.project_root",
             // Logins and ids (storage.ts: oauth_creds.json, google_accounts.json,
             // mcp-oauth-tokens.json, installation_id).

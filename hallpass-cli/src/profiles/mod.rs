@@ -280,7 +280,7 @@ pub fn choose(
 }
 
 /// The most paths the line at the start names; a profile with more is counted.
-const NAMED: usize = 3;
+const NAMED: usize = 6;
 
 /// The line said at the start: what the profiles allow.
 pub fn announce(applied: &[Applied], home: &Path) -> Option<String> {
@@ -293,9 +293,10 @@ pub fn announce(applied: &[Applied], home: &Path) -> Option<String> {
                 s = format!("profile {} allows nothing", a.name);
             } else if paths.len() > NAMED || !a.ask.is_empty() {
                 s = format!(
-                    "profile {} allows {} paths{} (`hallpass profiles` lists them)",
+                    "profile {} allows {} path{}{}, which `hallpass profiles` lists",
                     a.name,
                     paths.len(),
+                    if paths.len() == 1 { "" } else { "s" },
                     match a.ask.len() {
                         0 => String::new(),
                         n => format!(" and asks about {n} in them"),
@@ -437,6 +438,35 @@ mod tests {
         assert_eq!(
             a.dropped,
             vec![PathBuf::from("/home/me/.config/hallpass/x")]
+        );
+    }
+
+    #[test]
+    fn the_start_line_names_a_few_paths_and_counts_more() {
+        let h = Path::new("/home/me");
+        let a = |name: &str, paths: &[&str], ask: &[&str]| Applied {
+            name: name.into(),
+            paths: paths.iter().map(PathBuf::from).collect(),
+            ask: ask.iter().map(PathBuf::from).collect(),
+            dropped: Vec::new(),
+        };
+        let few = a(
+            "npm",
+            &["/home/me/.npm/_cacache", "/home/me/.npm/_logs"],
+            &[],
+        );
+        let many = a("claude", &["/a", "/b", "/c", "/d", "/e", "/f", "/g"], &[]);
+        let asks = a(
+            "gemini",
+            &["/home/me/.gemini/tmp"],
+            &["/home/me/.gemini/tmp/bin"],
+        );
+        assert_eq!(
+            announce(&[few, many, asks], h).unwrap(),
+            "hallpass: profile npm allows ~/.npm/_cacache, ~/.npm/_logs; \
+             profile claude allows 7 paths, which `hallpass profiles` lists; \
+             profile gemini allows 1 path and asks about 1 in them, which `hallpass profiles` lists \
+             (--no-profile: without)"
         );
     }
 

@@ -39,6 +39,7 @@ const NAMES: Call = Call {
     names: true,
     content: false,
     connect: false,
+    makes_dir: false,
 };
 
 #[test]
@@ -147,5 +148,36 @@ fn landlock_roots_hold_no_ask_entry_and_no_pattern() {
             PathBuf::from("/home/me/proj"),
             PathBuf::from("/home/me/.claude.json")
         ]
+    );
+}
+
+#[test]
+fn a_directory_on_the_way_to_an_allowed_path_may_be_made() {
+    let mut p = policy(Prompt::Deny);
+    p.allowed.push("/home/me/.claude/projects".into());
+    let mkdir = Call {
+        makes_dir: true,
+        ..Call::CONTENT
+    };
+    let d = |p: &Policy, path: &str, call| {
+        p.decide_syscall(&[Path::new(path)], call, &Answered::none())
+    };
+    let allowed = (Decision::Allow, Reason::Policy, 0);
+    let refused = (Decision::Deny, Reason::Unattended, 0);
+    // `mkdir -p ~/.claude/projects` on a first run; `mkdir ~/.gemini/history/p` for the
+    // marker a pattern allows in it.
+    assert_eq!(d(&p, "/home/me/.claude", mkdir), allowed);
+    assert_eq!(d(&p, "/home/me/.gemini/history", mkdir), allowed);
+    // Made, not written, renamed or removed; and nothing beside the way.
+    let open = Call::CONTENT;
+    assert_eq!(d(&p, "/home/me/.claude", open), refused);
+    assert_eq!(d(&p, "/home/me/.claude", NAMES), refused);
+    assert_eq!(d(&p, "/home/me/.claude/commands", mkdir), refused);
+    assert_eq!(d(&p, "/home/me/.gemini/history/p/.git", mkdir), refused);
+    // What is denied stays denied.
+    p.denied.push("/home/me/.claude".into());
+    assert_eq!(
+        d(&p, "/home/me/.claude", mkdir),
+        (Decision::Deny, Reason::Policy, 0)
     );
 }
