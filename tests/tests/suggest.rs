@@ -323,3 +323,33 @@ fn user_profiles_are_listed_and_never_allow_hallpass_config() {
         stderr(&out)
     );
 }
+
+/// A profile reads `*` as a pattern: a logged path holding one would allow more there.
+#[test]
+fn a_path_with_a_star_stays_out_of_a_suggested_profile() {
+    let s = Scratch::new("suggest-star", variants()[0]);
+    let log = s.root.join("audit.jsonl");
+    let line = |p: &str| {
+        format!(
+            "{{\"time\":\"t\",\"pid\":1,\"exe\":\"/bin/sh\",\"syscall\":\"openat\",\"path\":\"{}/{p}\",\"decision\":\"allow\",\"reason\":\"audit\"}}\n",
+            s.home.display()
+        )
+    };
+    std::fs::write(&log, line(".tool/a*b") + &line(".other/x")).unwrap();
+    let file = s.root.join("p.toml");
+    let out = run(s.hallpass([
+        "suggest".as_ref(),
+        log.as_os_str(),
+        "--profile-out".as_ref(),
+        file.as_os_str(),
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("    \"~/.other/x\",  # 1 write\n"), "{text}");
+    assert!(
+        text.contains(
+            "    # left out, a profile would read its `*` as a pattern: \"~/.tool/a*b\"\n"
+        ),
+        "{text}"
+    );
+}

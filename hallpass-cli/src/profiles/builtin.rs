@@ -142,8 +142,10 @@ pub const BUILTIN: &[Builtin] = &[
             "${GEMINI_CLI_HOME:-~}/.gemini/tmp",
             // projects.json names each project's directory in tmp/ and history/, saved
             // through .tmp and locked with proper-lockfile's .lock
-            // (packages/core/src/config/projectRegistry.ts), which writes a .project_root
-            // marker in both at the first start in a project.
+            // (packages/core/src/config/projectRegistry.ts), which makes those directories
+            // and a .project_root marker in each at the first start in a project (and loops
+            // on the next name if it cannot). What else is in history/PROJECT/ is asked
+            // about (below).
             "${GEMINI_CLI_HOME:-~}/.gemini/projects.json",
             "${GEMINI_CLI_HOME:-~}/.gemini/projects.json.tmp",
             "${GEMINI_CLI_HOME:-~}/.gemini/projects.json.lock",
@@ -163,9 +165,10 @@ pub const BUILTIN: &[Builtin] = &[
         ask: &[
             // storage.ts getGlobalBinDir: tmp/bin, where it downloads ripgrep and runs it.
             "${GEMINI_CLI_HOME:-~}/.gemini/tmp/bin",
-            // The checkpoints' shadow git repositories (history/PROJECT/.git, with
-            // .gitconfig as their HOME's): hooks and git configuration run programs
-            // (geminicli.com/docs/cli/checkpointing).
+            // The checkpoints' shadow git repositories: history/PROJECT/.git, with
+            // .gitconfig there as git's global configuration
+            // (packages/core/src/services/gitService.ts); hooks and git configuration run
+            // programs (core.fsmonitor, core.hooksPath).
             "${GEMINI_CLI_HOME:-~}/.gemini/history/*/*",
         ],
     },
