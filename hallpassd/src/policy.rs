@@ -333,6 +333,13 @@ impl Policy {
         {
             return true;
         }
+        if self.asked.is_empty() {
+            return self.allowed.covers(path)
+                || self
+                    .allowed_patterns
+                    .iter()
+                    .any(|p| p.covers(path).is_some());
+        }
         let plain = self.allowed.deepest(path);
         let patterns = self.allowed_patterns.iter().filter_map(|p| p.covers(path));
         let allow = patterns.max().max(plain);
@@ -386,9 +393,10 @@ impl Policy {
     /// What a strict session's Landlock domain may write: the static allowlist (the implicit
     /// directories and files, `--allow-path`), less every path with a protected or denied
     /// path at, above or below it, and every allowed path holding an ask entry (patterns are
-    /// no Landlock rules: what they allow is performed). Inside these the daemon lets the kernel make the writes it
-    /// allows, and the kernel refuses any that a race sends elsewhere; that is sound only if
-    /// everything the domain lets through is also what the policy allows, whatever the path.
+    /// no Landlock rules: what they allow is performed). Inside these the daemon lets the
+    /// kernel make the writes it allows, and the kernel refuses any that a race sends
+    /// elsewhere; that is sound only if everything the domain lets through is also what the
+    /// policy allows, whatever the path.
     /// A project holding a `--deny-path` is left out: its writes are performed instead.
     pub fn landlock_roots(&self) -> Vec<PathBuf> {
         let overlaps = |r: &Path| {
