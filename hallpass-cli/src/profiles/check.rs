@@ -60,9 +60,64 @@ pub fn entry(path: PathBuf, home: &Path, allow: bool) -> Result<PathBuf, String>
     Ok(path)
 }
 
+/// An allow entry that starts with a tool's own directory variable, whose default lies inside
+/// the home directory (`${CLAUDE_CONFIG_DIR:-~/.claude}/projects`): the variable, when set,
+/// must not name the home directory or one above it, or the entry would allow a name of the
+/// home directory itself (`~/projects`). A variable whose default is the home directory
+/// (`${GEMINI_CLI_HOME:-~}`) stands for one, and may.
+pub fn leading_variable(
+    raw: &str,
+    home: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), String> {
+    let Some(body) = raw.strip_prefix("${") else {
+        return Ok(());
+    };
+    let Some(end) = super::closing(body) else {
+        return Ok(());
+    };
+    let (var, default) = match body[..end].split_once(":-") {
+        Some((v, d)) => (v, Some(d)),
+        None => (&body[..end], None),
+    };
+    let Some(value) = env(var).filter(|v| !v.is_empty()) else {
+        return Ok(());
+    };
+    let inside_home =
+        |d: &str| super::expand(d, home, env).is_ok_and(|p| p.starts_with(home) && p != home);
+    let normal: PathBuf = Path::new(&value).components().collect();
+    if default.is_none_or(inside_home) && home.starts_with(&normal) {
+        return Err(format!(
+            "uses ${{{var}}}, set to {value}, which holds your whole home directory: unset it, or set it to the tool's own directory"
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tools_variable_set_to_the_home_directory_is_refused() {
+        let h = Path::new("/home/me");
+        let env = |v: &str| match v {
+            "CLAUDE_CONFIG_DIR" | "GEMINI_CLI_HOME" | "GOPATH" => Some("/home/me".to_string()),
+            "CODEX_HOME" => Some("/home/me/.codex-work".to_string()),
+            _ => None,
+        };
+        let check = |raw: &str| leading_variable(raw, h, &env);
+        let e = check("${CLAUDE_CONFIG_DIR:-~/.claude}/projects").unwrap_err();
+        assert!(e.contains("${CLAUDE_CONFIG_DIR}, set to /home/me"), "{e}");
+        assert!(check("${CLAUDE_CONFIG_DIR}/projects").is_err());
+        // A home-like variable, a variable set elsewhere, one unset, none at the start.
+        assert!(check("${CLAUDE_CONFIG_DIR:-~}/.claude.json").is_ok());
+        assert!(check("${GEMINI_CLI_HOME:-~}/.gemini/tmp").is_ok());
+        assert!(check("${CODEX_HOME:-~/.codex}/sessions").is_ok());
+        assert!(check("${COPILOT_HOME:-~/.copilot}/logs").is_ok());
+        assert!(check("${GOMODCACHE:-${GOPATH:-~/go}/pkg/mod}").is_ok());
+        assert!(check("~/.tool").is_ok());
+    }
 
     #[test]
     fn patterns_stay_in_their_own_names() {

@@ -225,7 +225,11 @@ pub fn apply(p: &Profile, home: &Path, denied: &[PathBuf]) -> Result<Applied, Pr
         dropped: Vec::new(),
     };
     let entry = |raw: &String, allow: bool| {
-        expand(raw, home, &env)
+        let var = match allow {
+            true => check::leading_variable(raw, home, &env),
+            false => Ok(()),
+        };
+        var.and_then(|_| expand(raw, home, &env))
             .and_then(|path| check::entry(path, home, allow))
             .map_err(|why| ProfileError::Path {
                 profile: p.name.clone(),
