@@ -1,8 +1,8 @@
-//! What a profile entry may be, once expanded: never the whole home directory or a directory
+//! What a profile entry may be: once expanded, never the whole home directory or a directory
 //! above it, no `..`, and a `*` only where it cannot stand for every name of the home
-//! directory. An ask entry only needs to be a path: asking about more is never unsafe.
+//! directory; nor may a tool's directory variable it starts with name the home directory.
+//! An ask entry only needs to be a path: asking about more is never unsafe.
 
-use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -25,10 +25,7 @@ pub fn fixed_part(path: &Path) -> PathBuf {
 /// directory above it (a variable set to `$HOME` by mistake must not allow all of it), nor
 /// have a name made of `*` and `.` alone there (`~/*`, `~/.*`).
 pub fn entry(path: PathBuf, home: &Path, allow: bool) -> Result<PathBuf, String> {
-    if path
-        .components()
-        .any(|c| c == std::path::Component::ParentDir)
-    {
+    if path.components().any(|c| c == Component::ParentDir) {
         return Err("has a `..` in it: name the directory itself".into());
     }
     if !allow {
@@ -55,7 +52,7 @@ pub fn entry(path: PathBuf, home: &Path, allow: bool) -> Result<PathBuf, String>
                 dir.display()
             ));
         }
-        dir.push(OsStr::from_bytes(name.as_bytes()));
+        dir.push(name);
     }
     Ok(path)
 }
