@@ -72,8 +72,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let profiles = session_profiles(&args, &argv[0], &home, &deny, log_path.as_deref())?;
     let allow: Vec<PathBuf> = allow
         .into_iter()
-        .chain(profiles.iter().flat_map(|a| a.paths.iter().cloned()))
+        .chain(profiles.iter().flat_map(|a| a.allowed(false).cloned()))
         .collect();
+    let strings = |v: &mut dyn Iterator<Item = &PathBuf>| -> Vec<String> {
+        v.map(|p| p.to_string_lossy().into_owned()).collect()
+    };
+    let allow_patterns = strings(&mut profiles.iter().flat_map(|a| a.allowed(true)));
+    let ask_patterns = strings(&mut profiles.iter().flat_map(|a| a.ask.iter()));
 
     let mut protected = Vec::new();
     if let Ok(exe) = std::env::current_exe() {
@@ -96,6 +101,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect(),
+        allow_patterns,
+        ask_patterns,
         allow_services: services
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
@@ -135,11 +142,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             .iter()
             .map(|a| ProfileUse {
                 name: a.name.clone(),
-                paths: a
-                    .paths
-                    .iter()
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .collect(),
+                paths: strings(&mut a.paths.iter()),
+                ask: strings(&mut a.ask.iter()),
             })
             .collect(),
     };

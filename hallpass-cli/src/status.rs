@@ -44,7 +44,11 @@ pub fn status(json: bool) -> Result<ExitCode, Failure> {
             }
             for x in &s.sessions {
                 for p in &x.profiles {
-                    crate::out::line(format_args!("{:>4}  profile {} allows {}", x.session_id, p.name, p.paths.join(", ")));
+                    let asks = match p.ask.is_empty() {
+                        true => String::new(),
+                        false => format!("; asks about {}", p.ask.join(", ")),
+                    };
+                    crate::out::line(format_args!("{:>4}  profile {} allows {}{asks}", x.session_id, p.name, p.paths.join(", ")));
                 }
             }
             if s.sessions.iter().any(performs_all) {
@@ -85,6 +89,7 @@ struct SessionJson<'a> {
 
 #[derive(serde::Serialize)]
 struct ProfileJson<'a> {
+    ask: &'a [String],
     name: &'a str,
     paths: &'a [String],
 }
@@ -108,6 +113,7 @@ impl<'a> SessionJson<'a> {
                 .profiles
                 .iter()
                 .map(|p| ProfileJson {
+                    ask: &p.ask,
                     name: &p.name,
                     paths: &p.paths,
                 })

@@ -226,11 +226,16 @@ fn write_profile(
         q(&format!("what {} wrote", log.display()))
     );
     for g in groups {
-        text.push_str(&format!(
-            "    {},  # {}\n",
-            q(&tilde(&g.root, home)),
-            describe(g)
-        ));
+        let path = tilde(&g.root, home);
+        // A profile reads `*` as any characters within a name: such a path would allow more.
+        if path.contains('*') {
+            text.push_str(&format!(
+                "    # left out, a profile would read its `*` as a pattern: {}\n",
+                q(&path)
+            ));
+            continue;
+        }
+        text.push_str(&format!("    {},  # {}\n", q(&path), describe(g)));
     }
     text.push_str("]\n");
     logfile::write_atomic(out, &text)?;

@@ -4,11 +4,15 @@
 //! Order (docs/architecture.md, "One write"): the always-denied set, then `--deny-path` and the
 //! lasting "never" rules, then grants (implicit, `--allow-path`, timed answers, lasting
 //! "always" rules), then the prompt mode for the rest. The denied paths' parent directories
-//! cannot be renamed, removed or replaced either ([`Policy::decide_syscall`]).
+//! cannot be renamed, removed or replaced either ([`Policy::decide_syscall`]). A profile's ask
+//! entries take back what `--allow-path` and the profiles' allow entries give around them
+//! ([`Policy::allows`]).
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use hallpass_proto::pattern::{self, Pattern};
 
 /// What the session does with a write no rule decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,6 +116,15 @@ impl PathSet {
         self.0.iter().any(|p| is_within(path, p))
     }
 
+    /// The depth ([`pattern::depth`]) of the deepest path of the set that covers `path`.
+    pub fn deepest(&self, path: &Path) -> Option<usize> {
+        self.0
+            .iter()
+            .filter(|p| is_within(path, p))
+            .map(|p| pattern::depth(p))
+            .max()
+    }
+
     /// Whether `dir` is one of the set or a parent directory of one: renaming or removing it
     /// would take a path of the set along.
     pub fn holds(&self, dir: &Path) -> bool {
@@ -183,6 +196,28 @@ pub struct Call {
     pub content: bool,
     /// It connects to the service listening on the path ([`Policy::decide_connect`]).
     pub connect: bool,
+    /// It makes a directory (`mkdir`): one on the way to an allowed path is allowed, empty
+    /// as it is made, so that a tool's first run can make `~/.claude` for
+    /// `~/.claude/projects` ([`Policy::allows`]).
+    pub makes_dir: bool,
+}
+
+impl Call {
+    /// A write of an object's content, an open for writing.
+    #[cfg(test)]
+    pub const CONTENT: Call = Call {
+        names: false,
+        content: true,
+        connect: false,
+        makes_dir: false,
+    };
+    /// A connection to a service.
+    const CONNECT: Call = Call {
+        names: false,
+        content: false,
+        connect: true,
+        makes_dir: false,
+    };
 }
 
 /// A session's rules, with every path already absolute and resolved.
@@ -191,8 +226,13 @@ pub struct Policy {
     /// Never writable: hallpass's own files and `--deny-path`, kept apart for the reason.
     pub protected: PathSet,
     pub denied: PathSet,
-    /// `--allow-path`.
+    /// `--allow-path`, and the profiles' plain allow entries.
     pub allowed: PathSet,
+    /// The profiles' allow entries with a `*` in a name (`~/.claude.json.tmp.*`).
+    pub allowed_patterns: Vec<Pattern>,
+    /// The profiles' ask entries: what `allowed` and `allowed_patterns` give around them,
+    /// they take back ([`Policy::allows`]).
+    pub asked: Vec<Pattern>,
     /// Writable without a rule: the project, the session's `$TMPDIR` (directories).
     pub implicit_dirs: PathSet,
     /// Writable without a rule: the devices and the terminal (exact paths only).
@@ -228,13 +268,14 @@ impl Policy {
     /// The decision for a write to `path` (absolute, resolved as the target sees it).
     #[cfg(test)]
     pub fn decide(&self, path: &Path, answered: &Answered) -> (Decision, Reason) {
-        self.decide_as(path, answered, true)
+        self.decide_as(path, answered, Call::CONTENT)
     }
 
     /// [`Policy::decide`] for a write that does or does not write `content` (an open, an
     /// ioctl): the implicit devices and the terminal are writable, not renamed, removed or
     /// changed in mode, owner or times (`chmod 600 /dev/null`, `rm /dev/full`).
-    fn decide_as(&self, path: &Path, answered: &Answered, content: bool) -> (Decision, Reason) {
+    fn decide_as(&self, path: &Path, answered: &Answered, call: Call) -> (Decision, Reason) {
+        let content = call.content;
         if self.protected.covers(path) {
             return (Decision::Deny, Reason::Protected);
         }
@@ -249,7 +290,7 @@ impl Policy {
         {
             return (Decision::Allow, Reason::Implicit);
         }
-        if self.allowed.covers(path) {
+        if self.allows(path, call) {
             return (Decision::Allow, Reason::Policy);
         }
         if answered.timed_covers(path) {
@@ -269,7 +310,7 @@ impl Policy {
     /// write of it, but for the services that need no question (the defaults and
     /// `--allow-service`) and the reason `service` where the prompt mode decides.
     pub fn decide_connect(&self, path: &Path, answered: &Answered) -> (Decision, Reason) {
-        let (d, r) = self.decide_as(path, answered, false);
+        let (d, r) = self.decide_as(path, answered, Call::CONNECT);
         let by_prompt = d == Decision::Ask || matches!(r, Reason::Audit | Reason::Unattended);
         if by_prompt && self.services.covers(path) {
             return (Decision::Allow, Reason::Policy);
@@ -278,6 +319,35 @@ impl Policy {
             Reason::Audit | Reason::Unattended => (d, Reason::Service),
             _ => (d, r),
         }
+    }
+
+    /// Whether `--allow-path` or a profile's allow entry decides `path`: one covers it and no
+    /// ask entry covers it deeper (the deeper entry decides; allow when as deep). A call that
+    /// renames, removes or links (`names`) `path` is not allowed either when an ask entry
+    /// lies at or below it: moving it would move what is asked (`mv x ~/.gemini/tmp` with a
+    /// `bin/rg` of one's own in `x`). A directory made on the way to an allowed path is.
+    fn allows(&self, path: &Path, call: Call) -> bool {
+        let on_the_way = |p: &Pattern| p.holds(path);
+        if call.makes_dir
+            && (self.allowed.holds(path) || self.allowed_patterns.iter().any(on_the_way))
+        {
+            return true;
+        }
+        if self.asked.is_empty() {
+            return self.allowed.covers(path)
+                || self
+                    .allowed_patterns
+                    .iter()
+                    .any(|p| p.covers(path).is_some());
+        }
+        let plain = self.allowed.deepest(path);
+        let patterns = self.allowed_patterns.iter().filter_map(|p| p.covers(path));
+        let allow = patterns.max().max(plain);
+        if allow.is_none() || (call.names && self.asked.iter().any(|q| q.holds(path))) {
+            return false;
+        }
+        let ask = self.asked.iter().filter_map(|q| q.covers(path)).max();
+        pattern::allow_wins(allow, ask)
     }
 
     /// Whether `dir` is a denied path or a parent directory of one, and if so the reason that
@@ -317,23 +387,26 @@ impl Policy {
                 }
             }
         }
-        self.decide_each(paths, answered, call.content)
+        self.decide_each(paths, answered, call)
     }
 
     /// What a strict session's Landlock domain may write: the static allowlist (the implicit
     /// directories and files, `--allow-path`), less every path with a protected or denied
-    /// path at, above or below it. Inside these the daemon lets the kernel make the writes it
-    /// allows, and the kernel refuses any that a race sends elsewhere; that is sound only if
-    /// everything the domain lets through is also what the policy allows, whatever the path.
+    /// path at, above or below it, and every allowed path holding an ask entry (patterns are
+    /// no Landlock rules: what they allow is performed). Inside these the daemon lets the
+    /// kernel make the writes it allows, and the kernel refuses any that a race sends
+    /// elsewhere; that is sound only if everything the domain lets through is also what the
+    /// policy allows, whatever the path.
     /// A project holding a `--deny-path` is left out: its writes are performed instead.
     pub fn landlock_roots(&self) -> Vec<PathBuf> {
         let overlaps = |r: &Path| {
             let set_overlaps = |s: &PathSet| s.covers(r) || s.holds(r);
             set_overlaps(&self.protected) || set_overlaps(&self.denied)
         };
+        let asks = |r: &Path| self.asked.iter().any(|q| q.holds(r));
         self.implicit_dirs
             .iter()
-            .chain(self.allowed.iter())
+            .chain(self.allowed.iter().filter(|r| !asks(r)))
             .chain(self.implicit_files.iter())
             .filter(|r| !overlaps(r))
             // No terminal: `/dev/tty` opens whichever terminal is the process's controlling
@@ -349,18 +422,18 @@ impl Policy {
     /// that decided, for the log.
     #[cfg(test)]
     pub fn decide_all(&self, paths: &[&Path], answered: &Answered) -> (Decision, Reason, usize) {
-        self.decide_each(paths, answered, true)
+        self.decide_each(paths, answered, Call::CONTENT)
     }
 
     fn decide_each(
         &self,
         paths: &[&Path],
         answered: &Answered,
-        content: bool,
+        call: Call,
     ) -> (Decision, Reason, usize) {
         let mut worst = (Decision::Allow, Reason::Implicit, 0);
         for (i, p) in paths.iter().enumerate() {
-            let (d, r) = self.decide_as(p, answered, content);
+            let (d, r) = self.decide_as(p, answered, call);
             let rank = |d: Decision| match d {
                 Decision::Allow => 0,
                 Decision::Ask => 1,
@@ -379,3 +452,6 @@ impl Policy {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod ask_tests;

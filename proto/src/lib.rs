@@ -13,10 +13,11 @@ pub mod control;
 /// The version of the control protocol (`control.sock`) this tree speaks, sent in
 /// `OpenSession.protocol`. Raised by any change a daemon and a launcher of different versions
 /// would not understand alike; the daemon refuses a launcher that speaks another.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 /// The size of the session journal the launcher makes and the daemon maps (`Attach`).
 pub const JOURNAL_SIZE: usize = 1 << 20;
 pub mod paths;
+pub mod pattern;
 
 pub use v1::*;

@@ -192,7 +192,7 @@ fn a_profile_applies_by_the_commands_name() {
         assert_eq!(stdout(&out), "ok\n", "{v:?}: {}", stderr(&out));
         assert_eq!(
             stderr(&out),
-            "hallpass: profile claude allows ~/.claude, ~/.claude.json, ~/.local/share/claude (--no-profile: without)\n"
+            "hallpass: profile claude allows 25 paths, which `hallpass profiles` lists (--no-profile: without)\n"
         );
         assert!(reasons(&s, &log).iter().all(|r| r == "policy"));
 
@@ -242,14 +242,14 @@ fn status_shows_what_a_profile_adds() {
     assert_eq!(p[0]["name"], "npm");
     assert_eq!(
         p[0]["paths"][0],
-        s.home.join(".npm").to_string_lossy().as_ref()
+        s.home.join(".npm/_cacache").to_string_lossy().as_ref()
     );
     assert_eq!(p[1]["name"], "cargo");
     let table = stdout(&run(s.hallpass(["status"])));
     assert!(
         table.contains(&format!(
-            "   1  profile npm allows {}",
-            s.home.join(".npm").display()
+            "   1  profile npm allows {}, ",
+            s.home.join(".npm/_cacache").display()
         )),
         "{table}"
     );
@@ -321,5 +321,35 @@ fn user_profiles_are_listed_and_never_allow_hallpass_config() {
             .starts_with("hallpass: no profile named `nope`\nhint: `hallpass profiles` lists them"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// A profile reads `*` as a pattern: a logged path holding one would allow more there.
+#[test]
+fn a_path_with_a_star_stays_out_of_a_suggested_profile() {
+    let s = Scratch::new("suggest-star", variants()[0]);
+    let log = s.root.join("audit.jsonl");
+    let line = |p: &str| {
+        format!(
+            "{{\"time\":\"t\",\"pid\":1,\"exe\":\"/bin/sh\",\"syscall\":\"openat\",\"path\":\"{}/{p}\",\"decision\":\"allow\",\"reason\":\"audit\"}}\n",
+            s.home.display()
+        )
+    };
+    std::fs::write(&log, line(".tool/a*b") + &line(".other/x")).unwrap();
+    let file = s.root.join("p.toml");
+    let out = run(s.hallpass([
+        "suggest".as_ref(),
+        log.as_os_str(),
+        "--profile-out".as_ref(),
+        file.as_os_str(),
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("    \"~/.other/x\",  # 1 write\n"), "{text}");
+    assert!(
+        text.contains(
+            "    # left out, a profile would read its `*` as a pattern: \"~/.tool/a*b\"\n"
+        ),
+        "{text}"
     );
 }

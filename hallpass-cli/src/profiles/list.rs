@@ -62,6 +62,9 @@ pub fn profiles(json: bool) -> Result<ExitCode, Failure> {
                     for path in &a.paths {
                         crate::out::line(format_args!("    {}", tilde(path, &home)));
                     }
+                    for path in &a.ask {
+                        crate::out::line(format_args!("    asked: {}", tilde(path, &home)));
+                    }
                 }
                 Err(e) => crate::out::line(format_args!("    error: {e}")),
             }
@@ -83,6 +86,10 @@ struct ProfileJson<'a> {
     about: &'a str,
     /// The entries as written, `~` and variables unexpanded.
     allow: &'a [String],
+    /// The ask entries as written.
+    ask: &'a [String],
+    /// The absolute paths it asks about although it allows around them.
+    ask_paths: Vec<String>,
     /// Why the profile does not apply here; null when it does.
     error: Option<String>,
     /// Its file; null for a built-in one.
@@ -94,19 +101,18 @@ struct ProfileJson<'a> {
 
 impl<'a> ProfileJson<'a> {
     fn of(p: &'a Profile, a: &Result<super::Applied, ProfileError>) -> ProfileJson<'a> {
-        let (paths, error) = match a {
-            Ok(a) => (
-                a.paths
-                    .iter()
-                    .map(|x| x.to_string_lossy().into_owned())
-                    .collect(),
-                None,
-            ),
-            Err(e) => (Vec::new(), Some(e.to_string())),
+        let strings = |v: &[std::path::PathBuf]| -> Vec<String> {
+            v.iter().map(|x| x.to_string_lossy().into_owned()).collect()
+        };
+        let (paths, ask_paths, error) = match a {
+            Ok(a) => (strings(&a.paths), strings(&a.ask), None),
+            Err(e) => (Vec::new(), Vec::new(), Some(e.to_string())),
         };
         ProfileJson {
             about: &p.about,
             allow: &p.allow,
+            ask: &p.ask,
+            ask_paths,
             error,
             file: match &p.origin {
                 Origin::BuiltIn => None,

@@ -1,10 +1,14 @@
 //! Profiles: named sets of paths a command may write without asking (an agent's own state,
 //! a package manager's cache). Built in (`builtin.rs`), or the user's own in
 //! `~/.config/hallpass/profiles/NAME.toml`, a directory sessions cannot write. A profile only
-//! adds `--allow-path` entries: the daemon's order (always-denied, then `--deny-path` and
-//! `deny` rules, then allows) means it never allows what those deny.
+//! adds `--allow-path` entries, and ask entries that take back what those give around them
+//! (`~/.gemini/tmp/bin` in `~/.gemini/tmp`): the daemon's order (always-denied, then
+//! `--deny-path` and `deny` rules, then allows) means it never allows what those deny. A `*`
+//! in a name of an entry stands for any run of characters within that name
+//! (`hallpass_proto::pattern`).
 
 mod builtin;
+mod check;
 pub mod list;
 
 use std::path::{Path, PathBuf};
@@ -25,16 +29,21 @@ pub struct Profile {
     pub name: String,
     pub about: String,
     pub allow: Vec<String>,
+    /// Asked about although an allow entry covers them.
+    pub ask: Vec<String>,
     pub origin: Origin,
 }
 
-/// A profile file: `about = "..."` and `allow = ["~/.cache/tool", ...]`.
+/// A profile file: `about = "..."`, `allow = ["~/.cache/tool", ...]` and
+/// `ask = ["~/.cache/tool/bin", ...]`.
 #[derive(serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileFile {
     #[serde(default)]
     pub about: String,
     pub allow: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -46,7 +55,7 @@ pub enum ProfileError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("the profile {path} does not parse: {message}\nhint: it needs `allow = [\"~/.cache/tool\", ...]` and may have `about = \"...\"`")]
+    #[error("the profile {path} does not parse: {message}\nhint: it needs `allow = [\"~/.cache/tool\", ...]` and may have `ask = [...]` and `about = \"...\"`")]
     Parse { path: PathBuf, message: String },
     #[error("the profile {profile}: path `{raw}` {why}")]
     Path {
@@ -88,6 +97,7 @@ pub fn load_file(path: &Path) -> Result<Profile, ProfileError> {
         name,
         about: f.about,
         allow: f.allow,
+        ask: f.ask,
         origin: Origin::File(path.to_path_buf()),
     })
 }
@@ -97,6 +107,7 @@ fn builtin(name: &str) -> Option<Profile> {
         name: b.name.into(),
         about: b.about.into(),
         allow: b.allow.iter().map(|s| s.to_string()).collect(),
+        ask: b.ask.iter().map(|s| s.to_string()).collect(),
         origin: Origin::BuiltIn,
     })
 }
@@ -138,25 +149,6 @@ pub fn expand(
         ));
     }
     Ok(p)
-}
-
-/// Refuses a path that holds the whole home directory (`~`, `/home`, `/`): a profile names a
-/// tool's own directories, and a variable set to `$HOME` by mistake must not allow all of it.
-fn not_too_wide(path: PathBuf, home: &Path) -> Result<PathBuf, String> {
-    if path
-        .components()
-        .any(|c| c == std::path::Component::ParentDir)
-    {
-        return Err("has a `..` in it: name the directory itself".into());
-    }
-    let normal: PathBuf = path.components().collect();
-    if home.starts_with(&normal) {
-        return Err(format!(
-            "would allow {}, which holds your whole home directory: name a directory inside it",
-            normal.display()
-        ));
-    }
-    Ok(path)
 }
 
 /// Replaces `${VAR}` and `${VAR:-default}`; an unset or empty VAR takes the default.
@@ -204,35 +196,62 @@ fn closing(s: &str) -> Option<usize> {
     None
 }
 
-/// A profile made ready for a session: the paths it allows, and those it would have allowed
-/// but a deny covers (said, not sent).
+/// A profile made ready for a session: the paths and patterns it allows, those it asks
+/// about, and those it would have allowed but a deny covers (said, not sent).
 #[derive(Debug)]
 pub struct Applied {
     pub name: String,
     pub paths: Vec<PathBuf>,
+    pub ask: Vec<PathBuf>,
     pub dropped: Vec<PathBuf>,
 }
 
-/// Expands a profile's paths, leaving out those under a denied path.
+impl Applied {
+    /// The allowed entries without a `*` (`--allow-path` entries), or those with one.
+    pub fn allowed(&self, patterns: bool) -> impl Iterator<Item = &PathBuf> {
+        self.paths
+            .iter()
+            .filter(move |p| check::is_pattern(p) == patterns)
+    }
+}
+
+/// Expands a profile's paths, leaving out the allowed ones under a denied path.
 pub fn apply(p: &Profile, home: &Path, denied: &[PathBuf]) -> Result<Applied, ProfileError> {
     let env = |v: &str| std::env::var(v).ok();
     let mut a = Applied {
         name: p.name.clone(),
         paths: Vec::new(),
+        ask: Vec::new(),
         dropped: Vec::new(),
     };
-    for raw in &p.allow {
-        let path = expand(raw, home, &env)
-            .and_then(|path| not_too_wide(path, home))
+    let entry = |raw: &String, allow: bool| {
+        let var = match allow {
+            true => check::leading_variable(raw, home, &env),
+            false => Ok(()),
+        };
+        var.and_then(|_| expand(raw, home, &env))
+            .and_then(|path| check::entry(path, home, allow))
             .map_err(|why| ProfileError::Path {
                 profile: p.name.clone(),
                 raw: raw.clone(),
                 why,
-            })?;
-        if denied.iter().any(|d| path.starts_with(d)) {
+            })
+    };
+    for raw in &p.allow {
+        let path = entry(raw, true)?;
+        if denied
+            .iter()
+            .any(|d| check::fixed_part(&path).starts_with(d))
+        {
             a.dropped.push(path);
         } else if !a.paths.contains(&path) {
             a.paths.push(path);
+        }
+    }
+    for raw in &p.ask {
+        let path = entry(raw, false)?;
+        if !a.ask.contains(&path) {
+            a.ask.push(path);
         }
     }
     Ok(a)
@@ -264,6 +283,9 @@ pub fn choose(
     found.iter().map(|p| apply(p, home, denied)).collect()
 }
 
+/// The most paths the line at the start names; a profile with more is counted.
+const NAMED: usize = 6;
+
 /// The line said at the start: what the profiles allow.
 pub fn announce(applied: &[Applied], home: &Path) -> Option<String> {
     let parts: Vec<String> = applied
@@ -273,6 +295,17 @@ pub fn announce(applied: &[Applied], home: &Path) -> Option<String> {
             let mut s = format!("profile {} allows {}", a.name, paths.join(", "));
             if paths.is_empty() {
                 s = format!("profile {} allows nothing", a.name);
+            } else if paths.len() > NAMED || !a.ask.is_empty() {
+                s = format!(
+                    "profile {} allows {} path{}{}, which `hallpass profiles` lists",
+                    a.name,
+                    paths.len(),
+                    if paths.len() == 1 { "" } else { "s" },
+                    match a.ask.len() {
+                        0 => String::new(),
+                        n => format!(" and asks about {n} in them"),
+                    }
+                );
             }
             if !a.dropped.is_empty() {
                 let d: Vec<String> = a.dropped.iter().map(|p| tilde(p, home)).collect();
@@ -300,6 +333,9 @@ pub fn tilde(p: &Path, home: &Path) -> String {
 }
 
 #[cfg(test)]
+mod rule_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -318,6 +354,7 @@ mod tests {
             name: "wide".into(),
             about: String::new(),
             allow: vec![allow.into()],
+            ask: Vec::new(),
             origin: Origin::File(PathBuf::from("/x.toml")),
         };
         for wide in [
@@ -392,6 +429,7 @@ mod tests {
             name: "t".into(),
             about: String::new(),
             allow: vec!["/home/me/.config/hallpass/x".into(), "/home/me/.t".into()],
+            ask: Vec::new(),
             origin: Origin::BuiltIn,
         };
         let a = apply(
@@ -404,6 +442,35 @@ mod tests {
         assert_eq!(
             a.dropped,
             vec![PathBuf::from("/home/me/.config/hallpass/x")]
+        );
+    }
+
+    #[test]
+    fn the_start_line_names_a_few_paths_and_counts_more() {
+        let h = Path::new("/home/me");
+        let a = |name: &str, paths: &[&str], ask: &[&str]| Applied {
+            name: name.into(),
+            paths: paths.iter().map(PathBuf::from).collect(),
+            ask: ask.iter().map(PathBuf::from).collect(),
+            dropped: Vec::new(),
+        };
+        let few = a(
+            "npm",
+            &["/home/me/.npm/_cacache", "/home/me/.npm/_logs"],
+            &[],
+        );
+        let many = a("claude", &["/a", "/b", "/c", "/d", "/e", "/f", "/g"], &[]);
+        let asks = a(
+            "gemini",
+            &["/home/me/.gemini/tmp"],
+            &["/home/me/.gemini/tmp/bin"],
+        );
+        assert_eq!(
+            announce(&[few, many, asks], h).unwrap(),
+            "hallpass: profile npm allows ~/.npm/_cacache, ~/.npm/_logs; \
+             profile claude allows 7 paths, which `hallpass profiles` lists; \
+             profile gemini allows 1 path and asks about 1 in them, which `hallpass profiles` lists \
+             (--no-profile: without)"
         );
     }
 

@@ -11,6 +11,8 @@ fn policy(prompt: Prompt) -> Policy {
             "/home/me/.cache/tool".into(),
             "/home/me/proj/secret/ok".into(),
         ]),
+        allowed_patterns: Vec::new(),
+        asked: Vec::new(),
         implicit_dirs: PathSet::new(["/home/me/proj".into(), "/tmp/hallpass-1".into()]),
         implicit_files: vec!["/dev/null".into(), "/dev/pts/3".into()],
         services: PathSet::new(["/dev/log".into(), "/run/me/editor.sock".into()]),
@@ -24,6 +26,7 @@ fn connections_are_decided_as_writes_but_for_the_listed_services() {
         names: false,
         content: false,
         connect: true,
+        makes_dir: false,
     };
     let bus = Path::new("/run/user/1000/bus");
     let never = PathSet::new(["/run/docker.sock".into()]);
@@ -159,12 +162,14 @@ const NAMES: Call = Call {
     names: true,
     content: false,
     connect: false,
+    makes_dir: false,
 };
 /// An open for writing.
 const OPEN: Call = Call {
     names: false,
     content: true,
     connect: false,
+    makes_dir: false,
 };
 
 #[test]
@@ -223,6 +228,7 @@ fn the_implicit_devices_are_written_not_renamed_or_changed() {
         names: false,
         content: false,
         connect: false,
+        makes_dir: false,
     };
     for dev in ["/dev/null", "/dev/pts/3"] {
         let d = |call| p.decide_syscall(&[Path::new(dev)], call, &a);

@@ -190,6 +190,7 @@ impl Shared {
             names: crate::syscalls::changes_names(syscall),
             content: crate::syscalls::writes_content(syscall),
             connect: crate::syscalls::connects(syscall),
+            makes_dir: matches!(syscall, "mkdir" | "mkdirat"),
         };
         self.policy.decide_syscall(files, call, &answered)
     }

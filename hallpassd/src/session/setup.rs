@@ -2,6 +2,7 @@
 //! `OpenSession`, after checking that the launcher lives in the daemon's world.
 
 use super::*;
+use hallpass_proto::pattern::Pattern;
 
 fn canon(p: &str) -> Result<PathBuf, SetupError> {
     let path = Path::new(p);
@@ -29,6 +30,32 @@ fn literal_allow_path(p: &str) -> Result<PathBuf, SetupError> {
             c.display()
         ))),
     }
+}
+
+/// A profile's allow pattern: its fixed part (the names before the first with a `*`) must
+/// name what it allows, as an `--allow-path` must; the rest is matched on resolved paths.
+fn allow_pattern(p: &str) -> Result<Pattern, SetupError> {
+    let bad = || SetupError::Path {
+        path: p.into(),
+        source: io::Error::other("not an absolute pattern without `..`"),
+    };
+    let pat = Pattern::parse(p).ok_or_else(bad)?;
+    let fixed = literal_allow_path(&pat.fixed_part().to_string_lossy())?;
+    Pattern::parse(&fixed.join(pat.rest()).to_string_lossy()).ok_or_else(bad)
+}
+
+/// A profile's ask entry, as resolved and as written where that differs (as [`both_names`]).
+fn ask_pattern(p: &str, asked: &mut Vec<Pattern>) -> Result<(), SetupError> {
+    let pat = Pattern::parse(p).ok_or_else(|| SetupError::Path {
+        path: p.into(),
+        source: io::Error::other("not an absolute pattern without `..`"),
+    })?;
+    let mut fixed = PathSet::default();
+    both_names(&pat.fixed_part().to_string_lossy(), &mut fixed)?;
+    for f in fixed.iter() {
+        asked.extend(Pattern::parse(&f.join(pat.rest()).to_string_lossy()));
+    }
+    Ok(())
 }
 
 /// Adds `p` to `set` as resolved, and as written where that differs: if `~/.config` is a
@@ -102,6 +129,15 @@ pub fn open(
     for p in &req.allow_paths {
         allowed.push(literal_allow_path(p)?);
     }
+    let allowed_patterns = req
+        .allow_patterns
+        .iter()
+        .map(|p| allow_pattern(p))
+        .collect::<Result<_, _>>()?;
+    let mut asked = Vec::new();
+    for p in &req.ask_patterns {
+        ask_pattern(p, &mut asked)?;
+    }
     let services = crate::service::allowed(&req.allow_services)?;
     let mut implicit_dirs = PathSet::default();
     let mut implicit_files = Vec::new();
@@ -160,6 +196,8 @@ pub fn open(
         protected: prot,
         denied,
         allowed,
+        allowed_patterns,
+        asked,
         implicit_dirs,
         implicit_files,
         services,
