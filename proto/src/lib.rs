@@ -18,6 +18,7 @@ pub const PROTOCOL: u32 = 2;
 /// The size of the session journal the launcher makes and the daemon maps (`Attach`).
 pub const JOURNAL_SIZE: usize = 1 << 20;
 pub mod paths;
+pub mod places;
 pub mod shown;
 
 pub use v1::*;
