@@ -1,5 +1,6 @@
 //! `hallpass status`: the daemon's sessions and their counters, over the gRPC API.
 
+use hallpass_proto::shown::shown;
 use hallpass_proto::{EnforceMode, StatusRequest};
 
 use crate::api::{client, runtime, say};
@@ -39,12 +40,12 @@ pub fn status(json: bool) -> Result<ExitCode, Failure> {
                     x.allowed,
                     x.denied,
                     x.questions,
-                    x.argv.join(" ")
+                    words(&x.argv)
                 ));
             }
             for x in &s.sessions {
                 for p in &x.profiles {
-                    crate::out::line(format_args!("{:>4}  profile {} allows {}", x.session_id, p.name, p.paths.join(", ")));
+                    crate::out::line(format_args!("{:>4}  profile {} allows {}", x.session_id, shown(&p.name), p.paths.iter().map(|p| shown(p).to_string()).collect::<Vec<_>>().join(", ")));
                 }
             }
             if s.sessions.iter().any(performs_all) {
@@ -53,6 +54,15 @@ pub fn status(json: bool) -> Result<ExitCode, Failure> {
         }
         Ok(ExitCode::Success)
     })
+}
+
+/// A command line as a person reads it: each word through `shown` (a command line is text
+/// the command may have chosen: a script's arguments, a name it made).
+fn words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| shown(a).to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `hallpass status --json` (see `StatusReply` in `hallpass.proto`).

@@ -30,6 +30,8 @@ use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+
+use hallpass_proto::shown::shown;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -88,11 +90,14 @@ pub enum SetupError {
     /// The kernel lacks what the session needs, or a setting of it forbids it.
     #[error("{0}")]
     Kernel(String),
-    #[error("cannot make the session's TMPDIR in {dir}: {source}")]
+    #[error("cannot make the session's TMPDIR in {}: {source}", shown(.dir))]
     Tmpdir { dir: PathBuf, source: io::Error },
-    #[error("invalid path {path}: {source}")]
+    #[error("invalid path {}: {source}", shown(.path))]
     Path { path: String, source: io::Error },
-    #[error("cannot resume with TMPDIR {0}: not a hallpass session directory of this user")]
+    #[error(
+        "cannot resume with TMPDIR {}: not a hallpass session directory of this user",
+        shown(.0)
+    )]
     Resume(String),
 }
 

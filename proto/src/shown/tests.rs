@@ -93,7 +93,9 @@ fn is_hidden(c: char) -> bool {
 #[test]
 fn every_code_point() {
     for cp in 0..=0x10ffffu32 {
-        let Some(c) = char::from_u32(cp) else { continue };
+        let Some(c) = char::from_u32(cp) else {
+            continue;
+        };
         for before in ["", "a"] {
             let text = format!("{before}{c}x");
             let out = shown(&text).to_string();
@@ -113,9 +115,14 @@ fn every_code_point() {
 fn each_category_is_escaped() {
     for (what, a, b) in hidden_ranges() {
         for cp in [a, b, (a + b) / 2] {
-            let Some(c) = char::from_u32(cp) else { continue };
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
             let out = shown(&format!("a{c}b")).to_string();
-            assert!(out.starts_with("a\\") && out.ends_with('b'), "{what}: {out}");
+            assert!(
+                out.starts_with("a\\") && out.ends_with('b'),
+                "{what}: {out}"
+            );
             assert!(!out.contains(c), "{what} U+{cp:04X}: {out}");
         }
     }
@@ -127,7 +134,10 @@ fn escapes_are_readable() {
         s(b"a\x1b[1Ab\nc\r\td\x07\x7f\\"),
         "a\\e[1Ab\\nc\\r\\td\\x07\\x7f\\\\"
     );
-    assert_eq!(shown("x\u{202e}y\u{9b}z").to_string(), "x\\u{202e}y\\u{9b}z");
+    assert_eq!(
+        shown("x\u{202e}y\u{9b}z").to_string(),
+        "x\\u{202e}y\\u{9b}z"
+    );
     assert_eq!(shown("\u{e0041}").to_string(), "\\u{e0041}");
     // A path is bytes: what is not UTF-8 is shown byte by byte, unlike the character U+FF.
     assert_eq!(s(b"/tmp/\xff\xc3"), "/tmp/\\xff\\xc3");
