@@ -64,9 +64,13 @@ pub fn plan(writes: &BTreeMap<PathBuf, usize>, made: &BTreeSet<PathBuf>, home: &
         .keys()
         .filter(|p| !left.contains(p) && !below_made(p))
         .collect();
-    let tool_of = |p: &Path| match made.contains(p) && places::is_tool_dir(p, home) {
-        true => Some(p.to_path_buf()),
-        false => places::tool_dir(p, home),
+    // Not one that holds the home (`/tmp/x` for a home in `/tmp/x/home`).
+    let tool_of = |p: &Path| {
+        let t = match made.contains(p) && places::is_tool_dir(p, home) {
+            true => Some(p.to_path_buf()),
+            false => places::tool_dir(p, home),
+        };
+        t.filter(|t| !places::shared(t, home))
     };
     let mut per_tool: BTreeMap<PathBuf, usize> = BTreeMap::new();
     for p in &own {
@@ -238,6 +242,22 @@ mod tests {
                 ("/opt/x/y".into(), Why::Made, 2, 2)
             ]
         );
+    }
+
+    /// A scratch directory's entry that holds the home is no tool's.
+    #[test]
+    fn not_a_directory_that_holds_the_home() {
+        let w = [("/tmp/t/out/a", 1), ("/tmp/t/out/b", 1)]
+            .iter()
+            .map(|(p, n)| (PathBuf::from(p), *n))
+            .collect();
+        let p = plan(&w, &BTreeSet::new(), Path::new("/tmp/t/home"));
+        let roots: Vec<_> = p
+            .groups
+            .iter()
+            .map(|g| g.root.display().to_string())
+            .collect();
+        assert_eq!(roots, ["/tmp/t/out/a", "/tmp/t/out/b"]);
     }
 
     /// `/`, a top-level directory, the home and above it, a container, a sensitive
