@@ -157,6 +157,12 @@ fn paths_the_command_chose_are_shown_not_obeyed() {
     for v in variants().into_iter().step_by(2) {
         let s = Scratch::new("report-hostile", v);
         let log = hostile_log(&s);
+        // The log itself is safe to `cat`: JSON escapes, the same strings to a parser.
+        let raw = std::fs::read_to_string(&log).unwrap();
+        assert!(!hostile::has_raw_control(&raw), "{raw:?}");
+        assert!(s.log_lines(&log).iter().any(|l| l["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("/clear\x1b[2J\x1b[3J\x1b[H"))));
         let out = run(s.hallpass(["report".as_ref(), log.as_os_str()]));
         assert!(out.status.success(), "{}", stderr(&out));
         let text = stdout(&out);
