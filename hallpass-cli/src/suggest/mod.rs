@@ -126,7 +126,7 @@ fn flag_lines(groups: &[Group], home: &Path) -> Vec<String> {
     let (typed, by_hand): (Vec<String>, Vec<String>) = groups
         .iter()
         .map(|g| tilde(&g.root, home))
-        .partition(|p| plain(p));
+        .partition(|p| plain(p.as_str()));
     let mut out = Vec::new();
     if !typed.is_empty() {
         let flags: Vec<String> = typed
@@ -177,7 +177,7 @@ fn write_profile(
     }
     text.push_str("]\n");
     logfile::write_atomic(out, &text)?;
-    let flag = match out.to_str().filter(|s| plain(s)) {
+    let flag = match out.to_str().filter(|s| plain(*s)) {
         Some(s) => shell_word(s),
         None => "FILE".into(),
     };

@@ -117,10 +117,10 @@ pub fn plan(writes: &BTreeMap<PathBuf, usize>, made: &BTreeSet<PathBuf>, home: &
 mod tests {
     use super::*;
 
-    fn run(
-        paths: &[(&str, usize)],
-        made: &[&str],
-    ) -> (Vec<(String, Why, usize, usize)>, Vec<String>) {
+    /// The groups (root, why, writes, paths), and the directories left to ask.
+    type Seen = (Vec<(String, Why, usize, usize)>, Vec<String>);
+
+    fn run(paths: &[(&str, usize)], made: &[&str]) -> Seen {
         let w = paths.iter().map(|(p, n)| (PathBuf::from(p), *n)).collect();
         let m = made.iter().map(PathBuf::from).collect();
         let p = plan(&w, &m, Path::new("/home/me"));
@@ -214,7 +214,7 @@ mod tests {
         for base in [".config", ".local/share", ".local/state"] {
             let d = format!("/home/me/{base}/agentx");
             let f = format!("{d}/m");
-            assert_eq!(roots(&[(&d, 1), (&f, 1)], &[&d]), [d.clone()]);
+            assert_eq!(roots(&[(&d, 1), (&f, 1)], &[&d]), [d.as_str()]);
         }
         let g = roots(
             &[("/home/me/.agentx", 1), ("/home/me/.agentx/m", 1)],
