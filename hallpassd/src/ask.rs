@@ -3,12 +3,12 @@
 //! see it over the API; the first answer is applied here, from whichever thread brought it:
 //! the grant is recorded, the log line written, and the waiting syscall answered.
 
-use hallpass_proto::shown::shown;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use hallpass_proto::shown::shown;
 use hallpass_proto::{event, Answer, Event, Question, Resolved};
 use tokio::sync::broadcast;
 

@@ -12,12 +12,13 @@
 //! edit by hand takes effect without a restart. A file that does not parse is never
 //! overwritten: the rules last read stay in force, and the error names the line.
 
-use hallpass_proto::shown::shown;
 use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
+
+use hallpass_proto::shown::shown;
 
 use crate::policy::PathSet;
 

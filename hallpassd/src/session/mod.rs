@@ -30,12 +30,11 @@ use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-
-use hallpass_proto::shown::shown;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use hallpass_proto::shown::shown;
 use hallpass_proto::{
     control, control_reply, ControlReply, ControlRequest, LendRequest, OpenSession, PromptMode,
     Question,
