@@ -181,6 +181,34 @@ fn hostile_paths_are_shown_and_never_pasted() {
         assert_eq!(words.len(), 5, "{text}");
         assert!(text.contains("# still asked: the run made these"), "{text}");
         assert!(text.lines().any(|l| l == "#   ~/.ssh"), "{text}");
+        // The same as a profile file: the paths that are not plain are comments.
+        let file = s.root.join("p.toml");
+        let out = run(s.hallpass([
+            "suggest".as_ref(),
+            audit.as_os_str(),
+            "--profile-out".as_ref(),
+            file.as_os_str(),
+        ]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let profile = std::fs::read_to_string(&file).unwrap();
+        assert!(!hostile::has_raw_control(&profile), "{profile:?}");
+        let entries: Vec<&str> = profile
+            .lines()
+            .filter(|l| l.starts_with("    \""))
+            .collect();
+        assert_eq!(entries.len(), 2, "{profile}");
+        let out = run(s.hallpass([
+            "--prompt=deny".to_string(),
+            format!("--profile={}", file.display()),
+            "--".into(),
+            "true".into(),
+        ]));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "hallpass: profile p allows ~/.ssh/authorized_keys, {out_dir}/q a'b$c`d (--no-profile: without)\n"
+            )
+        );
         // Pasted, it allows exactly the path that was read.
         let shelly = s.outside.join(hostile::SHELLY);
         std::fs::remove_file(&shelly).unwrap();
