@@ -179,7 +179,10 @@ fn hostile_paths_are_shown_and_never_pasted() {
             "{text}"
         );
         assert_eq!(words.len(), 5, "{text}");
-        assert!(text.contains("# still asked: the run made these"), "{text}");
+        assert!(
+            text.contains("# still asked: a flag for these would allow all that is in them"),
+            "{text}"
+        );
         assert!(text.lines().any(|l| l == "#   ~/.ssh"), "{text}");
         // The same as a profile file: the paths that are not plain are comments.
         let file = s.root.join("p.toml");

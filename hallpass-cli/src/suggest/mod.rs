@@ -105,13 +105,13 @@ pub fn suggest(args: SuggestArgs) -> Result<ExitCode, Failure> {
     }
 }
 
-/// The directories the run made that no flag covers: asked about again.
+/// The paths the run wrote that no flag names: asked about again.
 fn left_lines(left: &[PathBuf], home: &Path) -> Vec<String> {
     if left.is_empty() {
         return Vec::new();
     }
     let mut out = vec![
-        "# still asked: the run made these, and a flag would allow all of them (your home or above it, a top-level directory, one every tool shares, or one where every path is named):".to_string(),
+        "# still asked: a flag for these would allow all that is in them (your home or above it, a top-level directory, one every tool shares, or one where every path is named):".to_string(),
     ];
     out.extend(
         left.iter()

@@ -10,9 +10,10 @@
 //!   or more paths in, since its tool writes new names there each run;
 //! - otherwise the path itself.
 //!
-//! Never `/`, a top-level directory, the home or above it, a directory every tool shares
-//! (`~/.cache`, `/tmp`), nor anything in a sensitive one (`~/.ssh`): a directory of those
-//! that the run made is left to be asked about again, and said so.
+//! A flag covers all that is below its path, so never `/`, a top-level directory, the home or
+//! above it, a directory every tool shares (`~/.cache`, `/tmp`), a sensitive one (`~/.ssh`)
+//! or a directory made in one: a write of such a path (made by the run, or its mode or times
+//! changed) is left to be asked about again, and said so.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -40,24 +41,30 @@ pub enum Why {
     Path,
 }
 
-/// The flags, and the directories the run made that no flag may cover.
+/// The flags, and the paths the run wrote that no flag may name.
 #[derive(Debug, Default)]
 pub struct Plan {
     pub groups: Vec<Group>,
-    /// Made by the run, asked about again on the next: shared or sensitive.
+    /// Asked about again on the next run: a flag for one would allow too much.
     pub left: Vec<PathBuf>,
 }
 
-/// Whether a flag may cover all of `dir`, a directory the run made.
-fn grantable(dir: &Path, home: &Path) -> bool {
-    !places::shared(dir, home) && !places::sensitive(dir, home)
+/// Whether a flag for `p`, a path the run wrote (`made`: a directory it made), would allow
+/// what is not the run's: `p` is shared, a sensitive directory, or made in one.
+fn too_wide(p: &Path, made: bool, home: &Path) -> bool {
+    places::shared(p, home)
+        || places::SENSITIVE.iter().any(|s| p == home.join(s))
+        || (made && places::sensitive(p, home))
 }
 
 /// The plan for `writes` (path → how many times), of which `made` are directories the run
 /// made.
 pub fn plan(writes: &BTreeMap<PathBuf, usize>, made: &BTreeSet<PathBuf>, home: &Path) -> Plan {
-    let (granted, left): (Vec<&PathBuf>, Vec<&PathBuf>) =
-        made.iter().partition(|d| grantable(d, home));
+    let left: Vec<&PathBuf> = writes
+        .keys()
+        .filter(|p| too_wide(p, made.contains(*p), home))
+        .collect();
+    let granted: Vec<&PathBuf> = made.iter().filter(|d| !left.contains(d)).collect();
     // What a directory the run made holds is that directory's; a left one is asked again.
     let below_made = |p: &Path| granted.iter().any(|d| p != d.as_path() && p.starts_with(d));
     let own: Vec<&PathBuf> = writes
@@ -262,7 +269,7 @@ mod tests {
 
     /// `/`, a top-level directory, the home and above it, a container, a sensitive
     /// directory: never a flag, even made by the run (as a process the daemon cannot look
-    /// for might log).
+    /// for might log), or written itself (`chmod 700 ~/.ssh`).
     #[test]
     fn made_but_never_granted() {
         let (g, left) = run(
@@ -277,6 +284,8 @@ mod tests {
                 ("/opt", 1),
                 ("/opt/x", 1),
                 ("/etc/x", 1),
+                ("/home/me/.gnupg", 2),
+                ("/home/me/.config", 1),
             ],
             &[
                 "/home",
@@ -303,7 +312,9 @@ mod tests {
                 "/home",
                 "/home/me",
                 "/home/me/.cache",
+                "/home/me/.config",
                 "/home/me/.config/systemd/user",
+                "/home/me/.gnupg",
                 "/home/me/.ssh",
                 "/opt"
             ]
