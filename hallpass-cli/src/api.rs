@@ -2,6 +2,7 @@
 
 use hallpass_proto::hallpass_client::HallpassClient;
 use hallpass_proto::paths;
+use hallpass_proto::shown::shown;
 use hyper_util::rt::TokioIo;
 use tonic::transport::{Channel, Endpoint, Uri};
 
@@ -35,7 +36,7 @@ pub async fn client_at(
                 .unwrap_or_else(|| "it starts with the first `hallpass -- COMMAND`".into());
             Failure::new(format!(
                 "no daemon answers on {}: {e}\nhint: {hint}",
-                path.display()
+                shown(&path)
             ))
         })?;
     Ok(HallpassClient::new(channel))

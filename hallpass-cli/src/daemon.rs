@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hallpass_proto::paths;
+use hallpass_proto::shown::shown;
 
 use crate::error::DaemonError;
 
@@ -59,10 +60,10 @@ pub fn connect() -> Result<UnixStream, DaemonError> {
                     .ok()
                     .and_then(|t| t.lines().last().map(str::to_owned));
                 return Err(DaemonError::Start(match last {
-                    Some(l) => format!("{l} (see {})", log.display()),
+                    Some(l) => format!("{l} (see {})", shown(&log)),
                     None => format!(
                         "it did not listen on {} within {START_TIMEOUT:?}: {e}",
-                        control.display()
+                        shown(&control)
                     ),
                 }));
             }
@@ -106,5 +107,5 @@ fn start(dir: &Path) -> Result<(), DaemonError> {
         .stderr(err)
         .current_dir("/");
     crate::sys::detach::spawn_detached(cmd)
-        .map_err(|e| DaemonError::Start(format!("{}: {e}", bin.display())))
+        .map_err(|e| DaemonError::Start(format!("{}: {e}", shown(&bin))))
 }

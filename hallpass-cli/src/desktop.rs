@@ -121,7 +121,10 @@ async fn notify(
     answer: Answering,
     warned: Arc<AtomicBool>,
 ) {
-    // Text from the process, shown as text: notification servers read markup in bodies.
+    // Text from the process, shown as text: through `shown` (controls, line breaks,
+    // invisible and bidirectional characters escaped), then as markup text, since
+    // notification servers with `body-markup` read `<b>`, `<a href>` and `&amp;` in bodies
+    // (and some in summaries).
     let text = |s: &str| {
         clean(s)
             .replace('&', "&amp;")

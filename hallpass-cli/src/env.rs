@@ -7,6 +7,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use hallpass_proto::shown::shown;
+
 use crate::error::{ExitCode, Failure};
 
 /// The user's home: `$HOME`, else the password database's, else `/`.
@@ -54,7 +56,7 @@ pub fn find_program(name: &OsStr) -> Result<PathBuf, Failure> {
     }
     search_path(name).ok_or_else(|| {
         Failure::with_code(
-            format!("{}: command not found", name.to_string_lossy()),
+            format!("{}: command not found", shown(name)),
             ExitCode::NotFound,
         )
     })

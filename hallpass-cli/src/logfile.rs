@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use hallpass_proto::shown::shown;
+
 use crate::error::Failure;
 
 /// One decided write, as logged.
@@ -46,7 +48,7 @@ impl Entry {
 /// Reads every line of `path`; a line that is not a log object is an error naming it.
 pub fn read(path: &Path) -> Result<Vec<Entry>, Failure> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::new(format!("cannot read the log {}: {e}", path.display())))?;
+        .map_err(|e| Failure::new(format!("cannot read the log {}: {e}", shown(path))))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -55,7 +57,7 @@ pub fn read(path: &Path) -> Result<Vec<Entry>, Failure> {
         let e: Entry = serde_json::from_str(line).map_err(|e| {
             Failure::new(format!(
                 "{} line {}: not a hallpass log line ({e})\nhint: give the file written by `hallpass --log FILE`",
-                path.display(),
+                shown(path),
                 i + 1
             ))
         })?;
@@ -67,14 +69,14 @@ pub fn read(path: &Path) -> Result<Vec<Entry>, Failure> {
 /// Writes `text` to `path` atomically: a file beside it, then renamed over it.
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), Failure> {
     use std::io::Write;
-    let fail = |e: std::io::Error| Failure::new(format!("cannot write {}: {e}", path.display()));
+    let fail = |e: std::io::Error| Failure::new(format!("cannot write {}: {e}", shown(path)));
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     let name = path
         .file_name()
-        .ok_or_else(|| Failure::new(format!("{} is not a file name", path.display())))?;
+        .ok_or_else(|| Failure::new(format!("{} is not a file name", shown(path))))?;
     let part = dir.join(format!(
         ".{}.{}.part",
         name.to_string_lossy(),

@@ -19,10 +19,12 @@ pub fn line(text: impl std::fmt::Display) {
 }
 
 /// Writes `value` as one line of JSON. The `--json` outputs are `Serialize` structs whose
-/// fields are declared in alphabetical order: the order these outputs have always had.
+/// fields are declared in alphabetical order: the order these outputs have always had. What
+/// the command named in them (paths, names, command lines) may reach a terminal: every
+/// character `shown` would escape is a JSON escape (`\u202e`), the same string to a parser.
 pub fn json(value: &impl serde::Serialize) {
-    match serde_json::to_string(value) {
-        Ok(s) => line(s),
+    match hallpass_proto::shown::json(value) {
+        Ok(s) => line(String::from_utf8_lossy(&s)),
         // Only a map with keys that are not strings fails; none of ours has one.
         Err(e) => {
             eprintln!("hallpass: cannot write JSON: {e}");

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use hallpass_proto::shown::shown;
 use hallpass_proto::{
     rule, AddRuleRequest, ListRulesReply, ListRulesRequest, RemoveRuleRequest, Rule,
 };
@@ -94,11 +95,12 @@ fn print(r: &ListRulesReply, json: bool) {
         eprintln!("hallpass: {}", r.error);
     }
     if r.rules.is_empty() {
-        crate::out::line(format_args!("no rules ({})", r.file));
+        crate::out::line(format_args!("no rules ({})", shown(&r.file)));
         return;
     }
-    crate::out::line(format_args!("# {}", r.file));
+    crate::out::line(format_args!("# {}", shown(&r.file)));
+    // A rule saved by an answer names a path the command chose.
     for x in &r.rules {
-        crate::out::line(format_args!("{} {}", word(x.action), x.path));
+        crate::out::line(format_args!("{} {}", word(x.action), shown(&x.path)));
     }
 }

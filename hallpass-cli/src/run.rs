@@ -8,6 +8,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
 
+use hallpass_proto::shown::shown;
 use hallpass_proto::{EnforceMode, OpenSession, ProfileUse, PromptMode};
 use nix::sys::signal::{kill, SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
@@ -335,7 +336,7 @@ fn session_profiles(
 
 fn child_failure(f: &ChildFailed, cmd: &OsStr) -> Failure {
     let e = io::Error::from_raw_os_error(f.errno);
-    let name = cmd.to_string_lossy();
+    let name = shown(cmd);
     match f.stage {
         STAGE_EXEC => Failure::with_code(
             format!("cannot run {name}: {e}"),
@@ -437,14 +438,14 @@ fn open_log(p: &Path) -> Result<File, Failure> {
         .create(true)
         .append(true)
         .open(p)
-        .map_err(|e| Failure::new(format!("cannot open the log file {}: {e}", p.display())))?;
+        .map_err(|e| Failure::new(format!("cannot open the log file {}: {e}", shown(p))))?;
     let md = f
         .metadata()
-        .map_err(|e| Failure::new(format!("cannot open the log file {}: {e}", p.display())))?;
+        .map_err(|e| Failure::new(format!("cannot open the log file {}: {e}", shown(p))))?;
     if !md.is_file() {
         return Err(Failure::new(format!(
             "the log file {} is not a regular file",
-            p.display()
+            shown(p)
         )));
     }
     Ok(f)

@@ -1,5 +1,6 @@
 //! `hallpass status`: the daemon's sessions and their counters, over the gRPC API.
 
+use hallpass_proto::shown::shown;
 use hallpass_proto::{EnforceMode, StatusRequest};
 
 use crate::api::{client, runtime, say};
@@ -39,16 +40,19 @@ pub fn status(json: bool) -> Result<ExitCode, Failure> {
                     x.allowed,
                     x.denied,
                     x.questions,
-                    x.argv.join(" ")
+                    words(&x.argv)
                 ));
             }
             for x in &s.sessions {
                 for p in &x.profiles {
+                    let list = |v: &[String]| {
+                        v.iter().map(|p| shown(p).to_string()).collect::<Vec<_>>().join(", ")
+                    };
                     let asks = match p.ask.is_empty() {
                         true => String::new(),
-                        false => format!("; asks about {}", p.ask.join(", ")),
+                        false => format!("; asks about {}", list(&p.ask)),
                     };
-                    crate::out::line(format_args!("{:>4}  profile {} allows {}{asks}", x.session_id, p.name, p.paths.join(", ")));
+                    crate::out::line(format_args!("{:>4}  profile {} allows {}{asks}", x.session_id, shown(&p.name), list(&p.paths)));
                 }
             }
             if s.sessions.iter().any(performs_all) {
@@ -57,6 +61,15 @@ pub fn status(json: bool) -> Result<ExitCode, Failure> {
         }
         Ok(ExitCode::Success)
     })
+}
+
+/// A command line as a person reads it: each word through `shown` (a command line is text
+/// the command may have chosen: a script's arguments, a name it made).
+fn words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| shown(a).to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `hallpass status --json` (see `StatusReply` in `hallpass.proto`).

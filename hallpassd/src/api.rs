@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
 use hallpass_proto::hallpass_server::{Hallpass, HallpassServer};
+use hallpass_proto::shown::shown;
 use hallpass_proto::{
     event, rule, AddRuleRequest, Answer, AnswerReply, AnswerRequest, Event, ListRulesReply,
     ListRulesRequest, PendingReply, PendingRequest, RemoveRuleRequest, Rule, SessionStatus,
@@ -44,10 +45,12 @@ fn rules_reply(store: &rules::Store, r: &Rules) -> ListRulesReply {
 fn rule_path(p: &str) -> Result<PathBuf, Status> {
     if !p.starts_with('/') {
         return Err(Status::invalid_argument(format!(
-            "the path `{p}` is not absolute"
+            "the path `{}` is not absolute",
+            shown(p)
         )));
     }
-    rules::normalize(p).ok_or_else(|| Status::invalid_argument(format!("the path `{p}` has `..`")))
+    rules::normalize(p)
+        .ok_or_else(|| Status::invalid_argument(format!("the path `{}` has `..`", shown(p))))
 }
 
 pub struct Api {
@@ -195,7 +198,7 @@ impl Hallpass for Api {
             .await
             .map_err(|e| Status::internal(e.to_string()))?
             .map_err(|e| Status::failed_precondition(e.to_string()))?
-            .ok_or_else(|| Status::not_found(format!("no rule for {}", path.display())))?;
+            .ok_or_else(|| Status::not_found(format!("no rule for {}", shown(&path))))?;
         Ok(Response::new(rules_reply(&store, &now)))
     }
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use hallpass_proto::shown::shown;
 use hallpass_proto::{event, Answer, Event, Question, Resolved};
 use tokio::sync::broadcast;
 
@@ -98,7 +99,11 @@ impl Pending {
 pub enum AnswerError {
     #[error("no pending question {0}: it was answered already, or its process went away")]
     NotPending(u64),
-    #[error("the scope {scope} does not hold {path}, or is your home directory or above it")]
+    #[error(
+        "the scope {} does not hold {}, or is your home directory or above it",
+        shown(.scope),
+        shown(.path)
+    )]
     Scope { scope: String, path: String },
     #[error("no answer given")]
     NoAnswer,

@@ -1,5 +1,6 @@
 //! The `--log` file: JSON Lines, one object per decided write, each line written with a single
 //! `write(2)` on an `O_APPEND` descriptor, so lines never interleave and a crash loses none.
+//! Characters a terminal would obey are JSON escapes (`hallpass_proto::shown::json`).
 
 use std::fs::File;
 use std::io::Write;
@@ -33,7 +34,9 @@ impl Log {
 
     /// Appends one line. A failure is reported, not fatal: the decision stands.
     pub fn write(&mut self, rec: &Record<'_>) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(rec).map_err(std::io::Error::other)?;
+        // Inert on a terminal (`cat`, `tail -f`): what the command named is escaped in
+        // JSON's own syntax, the same string to a parser.
+        let mut line = hallpass_proto::shown::json(rec).map_err(std::io::Error::other)?;
         line.push(b'\n');
         self.file.write_all(&line)
     }
@@ -90,7 +93,7 @@ mod tests {
             .open(&p)
             .unwrap();
         let mut log = Log::new(f);
-        for path in ["/a", "/b\n\"c"] {
+        for path in ["/a", "/b\n\"c\u{1b}[2J\u{202e}\u{9b}"] {
             let rec = Record {
                 time: now_rfc3339(),
                 pid: 1,
@@ -106,7 +109,12 @@ mod tests {
         let lines: Vec<_> = text.lines().collect();
         assert_eq!(lines.len(), 2);
         let v: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
-        assert_eq!(v["path"], "/b\n\"c");
+        assert_eq!(v["path"], "/b\n\"c\u{1b}[2J\u{202e}\u{9b}");
+        assert!(
+            !lines[1].contains(['\u{1b}', '\u{202e}', '\u{9b}']),
+            "{}",
+            lines[1]
+        );
         let keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
         assert_eq!(keys.len(), 7);
         std::fs::remove_dir_all(&dir).unwrap();

@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
+use hallpass_proto::shown::shown;
+
 use crate::policy::PathSet;
 
 /// What a rule does to the writes it covers.
@@ -93,7 +95,7 @@ fn resolve_existing(path: &Path) -> Option<PathBuf> {
 
 /// A rules file that does not parse: which line, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}: {why}; fix or remove that line")]
+#[error("{}:{line}: {why}; fix or remove that line", shown(.file))]
 pub struct ParseError {
     pub file: String,
     pub line: usize,
@@ -119,7 +121,8 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Rule>, ParseError> {
             "deny" => Action::Deny,
             w => {
                 return Err(err(format!(
-                    "expected `allow PATH` or `deny PATH`, found `{w}`"
+                    "expected `allow PATH` or `deny PATH`, found `{}`",
+                    shown(w)
                 )))
             }
         };
@@ -128,9 +131,10 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Rule>, ParseError> {
             return Err(err(format!("`{word}` needs a path")));
         }
         if !path.starts_with('/') {
-            return Err(err(format!("the path `{path}` is not absolute")));
+            return Err(err(format!("the path `{}` is not absolute", shown(path))));
         }
-        let path = normalize(path).ok_or_else(|| err(format!("the path `{path}` has `..`")))?;
+        let path =
+            normalize(path).ok_or_else(|| err(format!("the path `{}` has `..`", shown(path))))?;
         out.retain(|r| r.path != path);
         out.push(Rule { action, path });
     }
@@ -256,7 +260,8 @@ impl Store {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
-                    "a rule cannot hold the path {p:?} (a control character, or space at an end)"
+                    "a rule cannot hold the path {} (a control character, or space at an end)",
+                    shown(&rule.path)
                 ),
             ));
         }

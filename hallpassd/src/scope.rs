@@ -1,44 +1,12 @@
 //! The scope a question suggests for lasting answers ([t], [a], [n]): a directory that holds
 //! the written path and that a person would recognise as one thing (a tool's cache or config
-//! directory, a project), never `$HOME` or `/`. Pure functions over paths.
+//! directory, a project), never `$HOME` or `/`. Pure functions over paths. What a tool's own
+//! directory is, and where every path is named, is the one rule of `hallpass_proto::places`,
+//! which `hallpass suggest` follows too.
 
 use std::path::{Component, Path, PathBuf};
 
-/// Directories under `$HOME` that hold one directory per tool: the scope goes one level
-/// deeper (`~/.cache/pip`, not `~/.cache`).
-const CONTAINERS: [&str; 7] = [
-    ".cache",
-    ".config",
-    ".local/share",
-    ".local/state",
-    ".local/lib",
-    ".local/bin",
-    ".var/app",
-];
-
-/// Shared scratch directories: the scope is the entry right below them.
-const SCRATCH: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
-
-fn names(p: &Path) -> Vec<&std::ffi::OsStr> {
-    p.components()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(n),
-            _ => None,
-        })
-        .collect()
-}
-
-/// `base` joined with the first `n` of `rest` (fewer if `rest` is shorter, the scope being
-/// a directory above `path`), or `path` itself when that would be shallower than `min`.
-fn take(base: &Path, rest: &[&std::ffi::OsStr], n: usize, min: usize, path: &Path) -> PathBuf {
-    let n = n.min(rest.len().saturating_sub(1));
-    if n == 0 || n < min {
-        return path.to_path_buf();
-    }
-    let mut out = base.to_path_buf();
-    out.extend(&rest[..n]);
-    out
-}
+use hallpass_proto::places;
 
 /// The suggested scope for a write to `path` (absolute, resolved) by a user whose home is
 /// `home`: never `home` or above it (narrowed toward `path` until it is not).
@@ -58,32 +26,36 @@ pub fn suggest(path: &Path, home: &Path) -> PathBuf {
 }
 
 fn suggest_any(path: &Path, home: &Path) -> PathBuf {
-    if home != Path::new("/") {
-        if let Ok(rel) = path.strip_prefix(home) {
-            let rest = names(rel);
-            for c in CONTAINERS {
-                let depth = names(Path::new(c)).len();
-                if rel.starts_with(c) {
-                    return take(home, &rest, depth + 1, depth + 1, path);
-                }
+    if places::sensitive(path, home) {
+        return path.to_path_buf();
+    }
+    if let Some(tool) = places::tool_dir(path, home) {
+        // `~/.npm/_cacache`: a dot directory of the home is a tool's, and its
+        // subdirectories are what it keeps apart; [+] widens to the tool's directory.
+        if tool.parent() == Some(home) {
+            let mut rest = path.strip_prefix(&tool).unwrap_or(path).components();
+            if let (Some(first), Some(_)) = (rest.next(), rest.next()) {
+                return tool.join(first);
             }
-            // `~/.npm/_cacache`: a dot directory is a tool's, and its subdirectories are
-            // what it keeps apart; `~/Downloads`, `~/src`: the directory itself.
-            let dot = rest
-                .first()
-                .is_some_and(|n| n.as_encoded_bytes()[0] == b'.');
-            return take(home, &rest, if dot { 2 } else { 1 }, 1, path);
         }
+        return tool;
     }
-    for s in SCRATCH {
-        if let Ok(rel) = path.strip_prefix(s) {
-            return take(Path::new(s), &names(rel), 1, 1, path);
-        }
+    let Some(parent) = path.parent() else {
+        return path.to_path_buf();
+    };
+    // A file right in a top-level directory (`/etc/hosts`), in the home, in a container
+    // (`~/.cache/x`) or in `/tmp`: its own scope.
+    if places::shared(parent, home) {
+        return path.to_path_buf();
     }
-    // Elsewhere: the directory the file is in, unless that is a top-level one (`/etc`).
-    match path.parent() {
-        Some(parent) if names(parent).len() >= 2 => parent.to_path_buf(),
-        _ => path.to_path_buf(),
+    // `~/Downloads`, `~/src`: the directory of the home itself; elsewhere, the directory
+    // the file is in.
+    match path.strip_prefix(home) {
+        Ok(rel) if home != Path::new("/") => rel
+            .components()
+            .next()
+            .map_or_else(|| path.to_path_buf(), |first| home.join(first)),
+        _ => parent.to_path_buf(),
     }
 }
 
@@ -120,6 +92,18 @@ mod tests {
             "/home/me/.local/share/app"
         );
         assert_eq!(s("/home/me/.config/gh/hosts.yml"), "/home/me/.config/gh");
+        assert_eq!(
+            s("/home/me/.local/state/app/x/y"),
+            "/home/me/.local/state/app"
+        );
+        assert_eq!(s("/var/cache/apt/archives/x"), "/var/cache/apt");
+        assert_eq!(s("/var/cache/x"), "/var/cache/x");
+        // Where every path is named, the path itself ([+] still widens).
+        assert_eq!(
+            s("/home/me/.ssh/authorized_keys"),
+            "/home/me/.ssh/authorized_keys"
+        );
+        assert_eq!(s("/home/me/.local/bin/tool"), "/home/me/.local/bin/tool");
         // Never $HOME itself: a file directly in it is its own scope.
         assert_eq!(s("/home/me/.bashrc"), "/home/me/.bashrc");
         assert_eq!(s("/home/me/.cache/x"), "/home/me/.cache/x");

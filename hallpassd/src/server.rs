@@ -296,8 +296,13 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         return cleanup(&pending);
     }
     eprintln!(
-        "hallpassd: session {id} started: pid {} {:?}",
-        attach.pid, info.argv
+        "hallpassd: session {id} started: pid {}: {}",
+        attach.pid,
+        info.argv
+            .iter()
+            .map(|a| hallpass_proto::shown::shown(a).to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     if attach.resume {
         eprintln!("hallpassd: session {id} resumes a running session (its previous daemon died)");

@@ -19,5 +19,7 @@ pub const PROTOCOL: u32 = 3;
 pub const JOURNAL_SIZE: usize = 1 << 20;
 pub mod paths;
 pub mod pattern;
+pub mod places;
+pub mod shown;
 
 pub use v1::*;

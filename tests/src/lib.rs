@@ -3,6 +3,7 @@
 //! the Yama lending path forced), and waiting with a deadline instead of fixed sleeps.
 #![forbid(unsafe_code)]
 
+pub mod hostile;
 pub mod service;
 pub mod sys;
 
@@ -535,6 +536,13 @@ impl Tmux {
         let mut c = self.cmd("display");
         c.args(["-p", "-t", "T", format]);
         c
+    }
+
+    /// Any other tmux command on this server (`set -g set-clipboard on`, `show-buffer`).
+    pub fn run(&self, args: &[&str]) -> Output {
+        let mut c = self.env.command("tmux");
+        c.arg("-S").arg(&self.sock).args(args);
+        run(c)
     }
 
     pub fn resize(&self, cols: u16, rows: u16) {

@@ -503,3 +503,46 @@ fn a_process_that_outlives_its_session_cannot_add_a_rule_or_answer() {
         assert_eq!(stdout(&out), "err 13\n", "{v:?} {mode}: {}", stderr(&out));
     }
 }
+
+/// Issue 19: a question about a path with escape sequences, a line break and a
+/// bidirectional override. `--json` carries the path exactly, inert on a terminal; the
+/// interactive client shows it escaped, its lines above intact.
+#[test]
+fn a_hostile_path_is_shown_not_obeyed() {
+    const PRINTF: &str = r"k\033[2J\033[H\n      by: you\342\200\256x";
+    const SHOWN: &str = r"k\e[2J\e[H\n      by: you\u{202e}x";
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("answer-hostile", v);
+        let script = format!(
+            "hp-write touch \"{}/$(printf '{PRINTF}')\"",
+            s.outside.display()
+        );
+        let c = session(&s, &s.root.join("log.jsonl"), &script);
+        let q = s.wait_pending(1, &[]);
+        let raw = format!(
+            "{}/k\x1b[2J\x1b[H\n      by: you\u{202e}x",
+            s.outside.display()
+        );
+        assert_eq!(q[0]["path"], raw.as_str());
+        let out = run(s.hallpass(["answer", "--json"]));
+        assert!(
+            !hostile::has_raw_control(&stdout(&out)),
+            "{:?}",
+            stdout(&out)
+        );
+
+        let t = s.tmux(160, 30);
+        t.line("hallpass answer");
+        let sc = t.wait_for("the question", |x| x.contains("1 question waiting"));
+        assert!(
+            sc.contains(&format!("wants to write {}/{SHOWN}", s.outside.display())),
+            "{sc}"
+        );
+        assert!(sc.contains("by: hp-write touch"), "{sc}");
+        std::thread::sleep(Duration::from_millis(500));
+        t.keys(&["d"]);
+        t.wait_for("none", |x| x.contains("no questions waiting"));
+        t.keys(&["q"]);
+        assert_eq!(stdout(&finish(c)), "err 13\n");
+    }
+}

@@ -222,3 +222,32 @@ fn help_is_stable() {
         assert!(line.chars().count() <= 100, "help line too long: {line}");
     }
 }
+
+/// Issue 19: `hallpass status` printed a session's command line raw. An argument with an
+/// escape sequence and a bidirectional override is shown escaped, and exactly (inert) in
+/// `--json`.
+#[test]
+fn status_shows_a_command_line_escaped() {
+    for v in variants().into_iter().step_by(2) {
+        let s = Scratch::new("status-hostile", v);
+        let word = "x\x1b[2J\u{202e}y";
+        let c = background(s.hallpass(["--prompt=deny", "--", "sh", "-c", "sleep 30", word]));
+        assert!(wait_until(std::time::Duration::from_secs(30), || {
+            let out = run(s.hallpass(["status", "--json"]));
+            serde_json::from_slice::<serde_json::Value>(&out.stdout)
+                .is_ok_and(|st| st["sessions"].as_array().is_some_and(|a| !a.is_empty()))
+        }));
+        let out = run(s.hallpass(["status"]));
+        let table = stdout(&out);
+        assert!(!hostile::has_raw_control(&table), "{table:?}");
+        assert!(table.contains(r"sh -c sleep 30 x\e[2J\u{202e}y"), "{table}");
+        let out = run(s.hallpass(["status", "--json"]));
+        assert!(!hostile::has_raw_control(&stdout(&out)), "{}", stdout(&out));
+        let st: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(st["sessions"][0]["argv"][3], word);
+        let _ = std::process::Command::new("kill")
+            .arg(c.id().to_string())
+            .status();
+        finish(c);
+    }
+}

@@ -260,3 +260,55 @@ fn without_a_notification_server_it_says_so_and_the_question_waits() {
         "{err}"
     );
 }
+
+/// Issue 19: a notification about a path with markup, an escape sequence, a line break and a
+/// bidirectional override shows them as text: what dunst received (its history, once the
+/// notification is closed there) is the path through `shown`, then escaped as markup.
+#[test]
+fn a_hostile_path_is_shown_as_text() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("desktop-hostile", v);
+        let d = Desktop::start(&s, true);
+        let log = s.root.join("log.jsonl");
+        let printf = r"<b>m<img src=x>&amp;\033[2J\nz\342\200\256y";
+        // The writer is named to fool too: its name is in the summary.
+        let writer = s.root.join("w<i>\x1b[2J");
+        std::fs::copy(bin("hp-write"), &writer).unwrap();
+        s.chown(&writer);
+        let script = format!(
+            "'{}' touch \"{}/$(printf '{printf}')\"",
+            writer.display(),
+            s.outside.display()
+        );
+        let c = session(&s, &d, &log, &script);
+        d.wait_displayed(&s, 1);
+        // Closed in dunst, not answered: the question stays, the notification's text is in
+        // dunst's history.
+        let out = run(d.env(s.command("dunstctl")).arg("close-all"));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let out = run(d.env(s.command("dunstctl")).arg("history"));
+        let history: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
+        let n = &history["data"][0][0];
+        let body = n["body"]["data"].as_str().unwrap_or_default();
+        let summary = n["summary"]["data"].as_str().unwrap_or_default();
+        assert!(!hostile::has_raw_control(body), "{body:?}");
+        assert!(!body.contains("<b>") && !body.contains("<img"), "{body}");
+        let want = format!(
+            "{}/&lt;b&gt;m&lt;img src=x&gt;&amp;amp;\\e[2J\\nz\\u{{202e}}y",
+            s.outside.display()
+        );
+        assert!(body.starts_with(&want), "{body}");
+        assert!(!hostile::has_raw_control(summary), "{summary:?}");
+        assert!(
+            summary.starts_with("hallpass: w&lt;i&gt;\\e[2J (pid ")
+                && summary.ends_with(" wants to write"),
+            "{summary}"
+        );
+        let q = pending(&s);
+        assert_eq!(q.len(), 1, "{q:?}");
+        let out = run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&finish(c)), "err 13\n");
+    }
+}

@@ -618,3 +618,36 @@ fn a_screen_switch_under_the_bar_reaches_the_terminal() {
     let alt = run(t.cmd_display("#{alternate_on}"));
     assert_eq!(stdout(&alt).trim(), "1");
 }
+
+/// Issue 19: the bar names a path with an escape sequence that clears the screen, a line
+/// break and a bidirectional override: shown escaped, the command's lines above it intact.
+#[test]
+fn a_hostile_path_in_the_bar_is_shown_not_obeyed() {
+    for v in two_variants() {
+        let s = Scratch::new("bar-hostile", v);
+        let t = s.tmux(160, 30);
+        start_session(&s, &t, "");
+        t.line("echo MARK");
+        t.wait_for("the mark", |x| x.lines().any(|l| l.trim() == "MARK"));
+        t.line(&format!(
+            r#"hp-write touch "{}/$(printf 'k\033[2J\033[H\n  by: you\342\200\256x')""#,
+            s.outside.display()
+        ));
+        let screen = bar(&t);
+        assert!(
+            screen.contains(&format!(
+                r"wants to write {}/k\e[2J\e[H\n  by: you\u{{202e}}x",
+                s.outside.display()
+            )),
+            "{screen}"
+        );
+        assert!(screen.lines().any(|l| l.trim() == "MARK"), "{screen}");
+        t.keys(&["d"]);
+        t.wait_for("the write's result", |x| {
+            !bar_up(x) && x.lines().any(|l| l.trim() == "err 13")
+        });
+        let raw = s.outside.join("k\x1b[2J\x1b[H\n  by: you\u{202e}x");
+        let l = logged(&s, &raw);
+        assert_eq!(l["reason"], "denied", "{l}");
+    }
+}

@@ -136,6 +136,106 @@ fn the_html_report_is_one_page_with_collapsible_directories() {
     }
 }
 
+/// An audit run that writes files named to fool the reader (`hostile`), and the write a
+/// person must not miss: `~/.ssh/authorized_keys`.
+fn hostile_log(s: &Scratch) -> PathBuf {
+    let log = s.root.join("h.jsonl");
+    let script = format!(
+        "{}mkdir -p ~/.ssh && echo key >> ~/.ssh/authorized_keys && echo done",
+        hostile::script(&s.outside)
+    );
+    let out = run(s.session_command("allow", &log, &script));
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    log
+}
+
+/// Issue 19: a path with escape sequences and a line break was printed raw; in a terminal
+/// it erased the lines above it (hiding the write to `~/.ssh/authorized_keys`), could set
+/// the clipboard, or added a line of its own.
+#[test]
+fn paths_the_command_chose_are_shown_not_obeyed() {
+    for v in variants().into_iter().step_by(2) {
+        let s = Scratch::new("report-hostile", v);
+        let log = hostile_log(&s);
+        // The log itself is safe to `cat`: JSON escapes, the same strings to a parser.
+        let raw = std::fs::read_to_string(&log).unwrap();
+        assert!(!hostile::has_raw_control(&raw), "{raw:?}");
+        assert!(s.log_lines(&log).iter().any(|l| l["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("/clear\x1b[2J\x1b[3J\x1b[H"))));
+        let out = run(s.hallpass(["report".as_ref(), log.as_os_str()]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(!hostile::has_raw_control(&text), "{v:?}: {text:?}");
+        for n in hostile::NAMES {
+            assert!(
+                text.lines()
+                    .any(|l| l.contains(&format!("── {}  1 write", n.shown))),
+                "{}: {text}",
+                n.what
+            );
+        }
+        assert!(
+            text.contains(&format!("── {}/  2 writes", hostile::FLAG_DIR.shown)),
+            "{text}"
+        );
+        assert!(text.contains("└── authorized_keys  1 write"), "{text}");
+        // Every line is the report's: the title, the sum, or a line of the tree.
+        for l in text.lines().skip(3) {
+            assert!(l.starts_with(['├', '│', '└', ' ']), "{l:?} in\n{text}");
+        }
+
+        let page = s.root.join("r.html");
+        let out = run(s.hallpass([
+            "report".as_ref(),
+            log.as_os_str(),
+            "--html".as_ref(),
+            page.as_os_str(),
+        ]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(!hostile::has_raw_control(&html), "{html:?}");
+        assert!(html.contains(r"bidi\u{202e}hs.txt"), "{html}");
+        assert!(html.contains(r"clear\e[2J\e[3J\e[H"), "{html}");
+        assert!(html.contains("q a&#39;b$c`d"), "{html}");
+        assert!(html.contains(">authorized_keys<"), "{html}");
+    }
+}
+
+/// The same in a real terminal: every line above the hostile names is still on the
+/// screen, and the clipboard (which tmux lets programs set with `set-clipboard on`) is
+/// untouched.
+#[test]
+fn the_report_in_a_terminal_keeps_the_lines_above_a_hostile_path() {
+    let s = Scratch::new("report-hostile-tty", variants()[0]);
+    let log = hostile_log(&s);
+    let t = s.tmux(120, 40);
+    assert!(t
+        .run(&["set", "-g", "set-clipboard", "on"])
+        .status
+        .success());
+    t.line("echo BEFORE");
+    t.line(&format!("hallpass report {}; echo END", log.display()));
+    let screen = t.wait_for("the report", |x| x.lines().any(|l| l.trim() == "END"));
+    for want in [
+        "BEFORE",
+        "$ hallpass report",
+        "hallpass report: ",
+        "11 writes: 11 allowed (11 audit)",
+        "outside/  9 writes",
+        r"clear\e[2J\e[3J\e[H  1 write",
+        r"up\r\e[A\e[2K\e[A\e[2K\e[A\e[2K  1 write",
+        "authorized_keys  1 write",
+    ] {
+        assert!(
+            screen.contains(want),
+            "{want} is not on the screen:\n{screen}"
+        );
+    }
+    let buffers = t.run(&["list-buffers"]);
+    assert_eq!(stdout(&buffers), "", "the clipboard was set");
+}
+
 #[test]
 fn completions_load_in_bash() {
     let s = Scratch::new("completions", variants()[0]);

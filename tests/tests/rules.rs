@@ -144,3 +144,52 @@ fn a_broken_file_is_reported_by_line_and_never_written_over() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// Issue 19: an always-rule for a path with a bidirectional override is listed escaped (and
+/// exactly, inert, in `--json`); one for a path with an escape sequence cannot be saved, and
+/// the warning that says so shows it escaped.
+#[test]
+fn a_rule_for_a_hostile_path_is_shown_escaped() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("rules-hostile", v);
+        let o = s.outside.display();
+        let script = format!(
+            "hp-write touch \"{o}/$(printf 'r\\342\\200\\256gpj.sh')\"; hp-write touch \"{o}/$(printf 'e\\033[2J')\""
+        );
+        let c = background(s.session_command("answer", &s.root.join("log.jsonl"), &script));
+        let bidi = format!("{o}/r\u{202e}gpj.sh");
+        let q = s.wait_pending(1, &[]);
+        assert_eq!(q[0]["path"], bidi.as_str());
+        let id = q[0]["id"].to_string();
+        let out = run(s.hallpass(["answer", "--id", &id, "always", "--scope", &bidi]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let esc = format!("{o}/e\x1b[2J");
+        let q = s.wait_pending(1, &[]);
+        assert_eq!(q[0]["path"], esc.as_str());
+        let id = q[0]["id"].to_string();
+        let out = run(s.hallpass(["answer", "--id", &id, "always", "--scope", &esc]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(!hostile::has_raw_control(&err), "{err:?}");
+        assert!(
+            err.contains(&format!(
+                "hallpass: not saved: a rule cannot hold the path {o}/e\\e[2J (a control character, or space at an end); allowed for this session only"
+            )),
+            "{err}"
+        );
+        assert_eq!(stdout(&finish(c)), "ok\nok\n");
+
+        let out = run(s.hallpass(["rules"]));
+        let text = stdout(&out);
+        assert!(!hostile::has_raw_control(&text), "{text:?}");
+        assert!(
+            text.lines()
+                .any(|l| l == format!("allow {o}/r\\u{{202e}}gpj.sh")),
+            "{text}"
+        );
+        let out = run(s.hallpass(["rules", "--json"]));
+        assert!(!hostile::has_raw_control(&stdout(&out)), "{}", stdout(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["rules"][0]["path"], bidi.as_str(), "{v}");
+    }
+}

@@ -67,7 +67,7 @@ fn suggested_flags_let_the_next_run_go_by_without_a_question() {
             "{text}"
         );
         assert!(
-            text.contains("~/.claude       2 writes, 2 paths (its tool's own directory)"),
+            text.contains("~/.claude       5 writes, 5 paths (its tool's own directory)"),
             "{text}"
         );
 
@@ -85,6 +85,146 @@ fn suggested_flags_let_the_next_run_go_by_without_a_question() {
             "{v:?}: {r:?}"
         );
         assert!(s.home.join("notes3").exists());
+    }
+}
+
+/// Runs the line of flags `suggest` printed as a person pasting it would, through a shell:
+/// `hallpass --prompt=deny --log=LOG FLAGS -- sh -c SCRIPT`.
+fn pasted(s: &Scratch, flags: &str, log: &Path, script: &str) -> std::process::Output {
+    let file = s.root.join("pasted.sh");
+    std::fs::write(
+        &file,
+        format!(
+            "exec hallpass --prompt=deny --log={} {flags} -- sh -c \"$1\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    s.chown(&file);
+    run(s.command("sh").arg(&file).arg(script))
+}
+
+/// Issue 19 (item 7): an audit run of `mkdir -p ~/.cache/agentx/models && echo >
+/// ~/.cache/agentx/models/m` got `--allow-path ~/.cache/agentx/models/m`, and a rerun from
+/// the same home (`~/.cache` there, `~/.cache/agentx` not) was denied at the `mkdir`.
+#[test]
+fn the_next_run_from_the_same_start_asks_nothing() {
+    for v in variants() {
+        let bases: &[&str] = if v.who == Who::Me && !v.lend {
+            &[".cache", ".config", ".local/share", ".local/state"]
+        } else {
+            &[".cache"]
+        };
+        for base in bases {
+            let s = Scratch::new("suggest-made", v);
+            std::fs::create_dir_all(s.home.join(base)).unwrap();
+            s.chown(&s.home);
+            let script = format!(
+                "mkdir -p ~/{base}/agentx/models && echo > ~/{base}/agentx/models/m && echo done"
+            );
+            let audit = s.root.join("audit.jsonl");
+            let out = run(s.session_command("allow", &audit, &script));
+            assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+            let (text, words) = suggested(&s, &audit);
+            assert_eq!(
+                words,
+                ["--allow-path", &format!("~/{base}/agentx")],
+                "{v:?}: {text}"
+            );
+            // The state the audit started in.
+            std::fs::remove_dir_all(s.home.join(base).join("agentx")).unwrap();
+            let next = s.root.join("next.jsonl");
+            let out = pasted(&s, &words.join(" "), &next, &script);
+            assert_eq!(stdout(&out), "done\n", "{v:?} {base}: {}", stderr(&out));
+            let lines = s.log_lines(&next);
+            assert!(
+                lines.iter().all(|l| l["decision"] == "allow"),
+                "{v:?} {base}: {lines:?}"
+            );
+            assert_eq!(lines.len(), 3, "{lines:?}");
+        }
+    }
+}
+
+/// Issue 19 (item 4): `suggest` printed paths raw. A path it names is shown through
+/// `shown`; its line of flags holds only paths a person can read as they are, quoted for
+/// the shell, and pasting it allows exactly those; the others are commented, to be typed
+/// by hand.
+#[test]
+fn hostile_paths_are_shown_and_never_pasted() {
+    for v in variants().into_iter().step_by(2) {
+        let s = Scratch::new("suggest-hostile", v);
+        let audit = s.root.join("audit.jsonl");
+        let script = format!(
+            "{}mkdir -p ~/.ssh && echo key >> ~/.ssh/authorized_keys && echo done",
+            hostile::script(&s.outside)
+        );
+        let out = run(s.session_command("allow", &audit, &script));
+        assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+        let (text, words) = suggested(&s, &audit);
+        assert!(!hostile::has_raw_control(&text), "{text:?}");
+        let out_dir = s.outside.display();
+        for n in hostile::NAMES {
+            let line = format!("#   --allow-path {out_dir}/{}", n.shown);
+            assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+        }
+        let line = format!("#   --allow-path {out_dir}/{}", hostile::FLAG_DIR.shown);
+        assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+        // The line to paste: the sensitive file by name, and the path with quotes, `$` and
+        // a backtick quoted for the shell.
+        let flags = text.lines().find(|l| !l.starts_with('#')).unwrap();
+        assert_eq!(
+            flags,
+            format!("--allow-path ~/.ssh/authorized_keys --allow-path '{out_dir}/q a'\\''b$c`d'"),
+            "{text}"
+        );
+        assert_eq!(words.len(), 5, "{text}");
+        assert!(
+            text.contains("# still asked: a flag for these would allow all that is in them"),
+            "{text}"
+        );
+        assert!(text.lines().any(|l| l == "#   ~/.ssh"), "{text}");
+        // The same as a profile file: the paths that are not plain are comments.
+        let file = s.root.join("p.toml");
+        let out = run(s.hallpass([
+            "suggest".as_ref(),
+            audit.as_os_str(),
+            "--profile-out".as_ref(),
+            file.as_os_str(),
+        ]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let profile = std::fs::read_to_string(&file).unwrap();
+        assert!(!hostile::has_raw_control(&profile), "{profile:?}");
+        let entries: Vec<&str> = profile
+            .lines()
+            .filter(|l| l.starts_with("    \""))
+            .collect();
+        assert_eq!(entries.len(), 2, "{profile}");
+        let out = run(s.hallpass([
+            "--prompt=deny".to_string(),
+            format!("--profile={}", file.display()),
+            "--".into(),
+            "true".into(),
+        ]));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "hallpass: profile p allows ~/.ssh/authorized_keys, {out_dir}/q a'b$c`d (--no-profile: without)\n"
+            )
+        );
+        // Pasted, it allows exactly the path that was read.
+        let shelly = s.outside.join(hostile::SHELLY);
+        std::fs::remove_file(&shelly).unwrap();
+        let next = s.root.join("next.jsonl");
+        let script = format!("echo 1 > '{out_dir}/q a'\\''b$c`d' && echo ok");
+        let out = pasted(&s, flags, &next, &script);
+        assert_eq!(stdout(&out), "ok\n", "{}", stderr(&out));
+        assert!(shelly.exists());
+        let lines = s.log_lines(&next);
+        assert!(
+            lines.len() == 1 && lines[0]["reason"] == "policy",
+            "{lines:?}"
+        );
     }
 }
 
@@ -108,7 +248,7 @@ fn a_suggested_profile_file_does_the_same() {
         stderr(&out)
     );
     let text = std::fs::read_to_string(&file).unwrap();
-    assert!(text.contains("\"~/.npm\",  # 2 writes, 2 paths"), "{text}");
+    assert!(text.contains("\"~/.npm\",  # 5 writes, 5 paths"), "{text}");
 
     let next = s.root.join("next.jsonl");
     let out = run(s.hallpass([

@@ -4,27 +4,15 @@
 
 use std::path::Path;
 
+use hallpass_proto::shown::shown;
 use hallpass_proto::Question;
 
-/// `s` fit to draw on a terminal: control characters (escape sequences in a process name or
-/// a path could redraw the bar) and bidirectional overrides shown escaped, not obeyed.
+/// `s` fit to draw on a terminal, through the one function that shows what the command
+/// controls ([`hallpass_proto::shown`]): an escape sequence, a line break or a bidirectional
+/// override in a process name or a path is shown escaped, not obeyed. The form
+/// [`Words::of`] takes.
 pub fn clean(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\x1b' => out.push_str("\\e"),
-            c if c.is_control()
-                || ('\u{202a}'..='\u{202e}').contains(&c)
-                || ('\u{2066}'..='\u{2069}').contains(&c) =>
-            {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    shown(s).to_string()
 }
 
 /// `300` → `5m0s`, `90` → `1m30s`, `45` → `45s`, `3600` → `1h0m0s`.
@@ -152,6 +140,7 @@ mod tests {
     #[test]
     fn what_a_process_names_is_shown_not_obeyed() {
         assert_eq!(clean("a\x1b[1Ab\nc\u{202e}d"), "a\\e[1Ab\\nc\\u{202e}d");
+        assert_eq!(clean("\u{9b}2J\u{200b}\\"), "\\u{9b}2J\\u{200b}\\\\");
     }
 
     #[test]

@@ -1,16 +1,20 @@
 //! The report as one self-contained HTML page: the same tree, each directory a `<details>`
 //! element (collapsible without script), the top levels open. No external resources.
 
+use hallpass_proto::shown::shown;
+
 use super::{summary, Node};
 
 const STYLE: &str = "body{font:14px/1.5 system-ui,sans-serif;margin:2em;color:#222}\
 ul{list-style:none;padding-left:1.4em;margin:0}summary{cursor:pointer}\
-.name{font-family:ui-monospace,monospace;font-weight:600}.file{font-family:ui-monospace,monospace}\
+.name{font-family:ui-monospace,monospace;font-weight:600;unicode-bidi:isolate}\
+.file{font-family:ui-monospace,monospace;unicode-bidi:isolate}\
 .n{color:#555;margin-left:.6em}.allow{color:#1a7f37;margin-left:.6em}.deny{color:#cf222e;margin-left:.6em}";
 
 /// Levels open at first.
 const OPEN: usize = 3;
 
+/// `s` as HTML text: markup characters as entities.
 pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -59,19 +63,19 @@ pub fn page(title: &str, tree: &Node) -> String {
     )
 }
 
+/// One entry; `name` is the command's, shown through `shown` and then escaped for HTML.
 fn item(name: &str, node: &Node, depth: usize, out: &mut String) {
+    let name = escape(&shown(name).to_string());
     if node.children.is_empty() {
         out.push_str(&format!(
-            "<li><span class=\"file\">{}</span>{}</li>\n",
-            escape(name),
+            "<li><span class=\"file\">{name}</span>{}</li>\n",
             counts(node)
         ));
         return;
     }
     let open = if depth < OPEN { " open" } else { "" };
     out.push_str(&format!(
-        "<li><details{open}><summary><span class=\"name\">{}/</span>{}</summary>\n<ul>\n",
-        escape(name),
+        "<li><details{open}><summary><span class=\"name\">{name}/</span>{}</summary>\n<ul>\n",
         counts(node)
     ));
     for (n, child) in node.sorted() {

@@ -9,6 +9,8 @@ mod text;
 use std::collections::BTreeMap;
 use std::path::Component;
 
+use hallpass_proto::shown::shown;
+
 use crate::error::{ExitCode, Failure};
 use crate::flags::ReportArgs;
 use crate::logfile::{self, Entry};
@@ -42,7 +44,8 @@ impl Counts {
             .or_default() += 1;
     }
 
-    /// The reasons of one decision: `2 audit, 1 policy`, most first.
+    /// The reasons of one decision: `2 audit, 1 policy`, most first. A reason is shown
+    /// through `shown`: a log in the project could have lines the command wrote.
     pub fn reasons_of(&self, decision: &str) -> String {
         let mut r: Vec<(&str, usize)> = self
             .reasons
@@ -52,13 +55,14 @@ impl Counts {
             .collect();
         r.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         r.iter()
-            .map(|(r, n)| format!("{n} {r}"))
+            .map(|(r, n)| format!("{n} {}", shown(r)))
             .collect::<Vec<_>>()
             .join(", ")
     }
 }
 
-/// A path component: its writes (its own and those below) and what is below.
+/// A path component: its writes (its own and those below) and what is below. Names are as
+/// logged, the command's own: `text.rs` and `html.rs` show each through `shown`.
 #[derive(Debug, Default)]
 pub struct Node {
     pub counts: Counts,
@@ -137,11 +141,11 @@ pub fn summary(c: &Counts) -> (String, String, String) {
 pub fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
     let entries = logfile::read(&args.log)?;
     let tree = Node::build(&entries);
-    let title = format!("hallpass report: {}", args.log.display());
+    let title = format!("hallpass report: {}", shown(&args.log));
     match &args.html {
         Some(out) => {
             logfile::write_atomic(out, &html::page(&title, &tree))?;
-            eprintln!("hallpass: wrote {}", out.display());
+            eprintln!("hallpass: wrote {}", shown(out));
         }
         None => crate::out::print(&text::render(&title, &tree, colour())),
     }

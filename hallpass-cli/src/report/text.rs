@@ -1,6 +1,8 @@
 //! The report as text: a tree drawn with box characters, in colour on a terminal (allowed
 //! green, denied red, directories bold), plain when piped.
 
+use hallpass_proto::shown::shown;
+
 use super::{summary, Node};
 
 /// At most this many entries of a directory are shown; the rest are summed up in one line.
@@ -30,6 +32,7 @@ impl Style {
     }
 }
 
+/// The report; `title` is shown as it is (the caller made it fit).
 pub fn render(title: &str, tree: &Node, colour: bool) -> String {
     let st = Style { on: colour };
     let mut out = format!("{}\n", st.paint("1", title));
@@ -46,7 +49,7 @@ pub fn render(title: &str, tree: &Node, colour: bool) -> String {
     let name = if name.is_empty() {
         "/".to_string()
     } else {
-        name
+        shown(&name).to_string()
     };
     out.push_str(&format!(
         "{}  {}\n",
@@ -63,13 +66,16 @@ fn children(st: &Style, node: &Node, prefix: &str, out: &mut String) {
     for (i, (name, child)) in list.iter().take(SHOWN).enumerate() {
         let last = i + 1 == list.len().min(SHOWN) && more == 0;
         let (name, child) = Node::collapse(name, child);
-        let shown = if child.children.is_empty() {
-            name
+        // The command chose the name: an escape sequence or a line break in it would erase
+        // or forge the lines of the report.
+        let name = shown(&name);
+        let drawn = if child.children.is_empty() {
+            name.to_string()
         } else {
             st.paint("1;34", &format!("{name}/"))
         };
         let branch = if last { "└── " } else { "├── " };
-        out.push_str(&format!("{prefix}{branch}{shown}  {}\n", st.counts(child)));
+        out.push_str(&format!("{prefix}{branch}{drawn}  {}\n", st.counts(child)));
         let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
         children(st, child, &deeper, out);
     }

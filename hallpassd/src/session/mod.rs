@@ -34,6 +34,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use hallpass_proto::shown::shown;
 use hallpass_proto::{
     control, control_reply, ControlReply, ControlRequest, LendRequest, OpenSession, PromptMode,
     Question,
@@ -88,11 +89,14 @@ pub enum SetupError {
     /// The kernel lacks what the session needs, or a setting of it forbids it.
     #[error("{0}")]
     Kernel(String),
-    #[error("cannot make the session's TMPDIR in {dir}: {source}")]
+    #[error("cannot make the session's TMPDIR in {}: {source}", shown(.dir))]
     Tmpdir { dir: PathBuf, source: io::Error },
-    #[error("invalid path {path}: {source}")]
+    #[error("invalid path {}: {source}", shown(.path))]
     Path { path: String, source: io::Error },
-    #[error("cannot resume with TMPDIR {0}: not a hallpass session directory of this user")]
+    #[error(
+        "cannot resume with TMPDIR {}: not a hallpass session directory of this user",
+        shown(.0)
+    )]
     Resume(String),
 }
 

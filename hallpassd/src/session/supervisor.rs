@@ -93,7 +93,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
             eprintln!(
                 "hallpassd: session {}: cannot remove {}: {e}",
                 info.id,
-                t.display()
+                hallpass_proto::shown::shown(&t)
             );
         }
     }
