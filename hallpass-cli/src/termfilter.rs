@@ -20,8 +20,7 @@ use vte::{Params, Parser, Perform};
 /// screen as scroll region, origin mode, insert mode and autowrap off, no left/right margins,
 /// the ASCII character set, plain attributes, no hyperlink open (the bar is no link). The
 /// cursor ends at the top left (setting the scroll region homes it).
-pub const NEUTRAL: &str =
-    "\x1b[?69l\x1b[r\x1b[?6l\x1b[4l\x1b[?7l\x0f\x1b(B\x1b[0m\x1b]8;;\x1b\\";
+pub const NEUTRAL: &str = "\x1b[?69l\x1b[r\x1b[?6l\x1b[4l\x1b[?7l\x0f\x1b(B\x1b[0m\x1b]8;;\x1b\\";
 
 /// The drawing state the command's output left in the terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -170,7 +170,7 @@ fn write_profile(
             // more.
             text.push_str(&format!(
                 "    # left out, a profile would read its `*` as a pattern: {}\n",
-                shown(&p)
+                q(&shown(&p).to_string())
             ));
         } else if plain(&p) {
             text.push_str(&format!("    {},  # {}\n", q(&p), describe(g)));

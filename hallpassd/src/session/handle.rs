@@ -12,10 +12,11 @@ fn exe_of(tid: i32) -> String {
 
 /// A `mkdir` of a directory that is there already (`mkdir -p` makes one for every parent of
 /// the path) changes nothing: it fails with `EEXIST` at once, as the kernel would, instead
-/// of asking a person about `/home` or logging it. Only where no rule decided (a question,
-/// audit or unattended); a rule's answer stands. Failing a write is always safe. Not for a
-/// process with other credentials than the daemon's: the daemon's look would tell it of a
-/// path it may not see (it then gets the question, or its prompt mode's answer).
+/// of asking a person about `/home` or logging it. Where no rule decided (a question, audit
+/// or unattended), or where one allows it (the directories on the way to an allowed path);
+/// a rule's denial stands. Failing a write is always safe. Not for a process with other
+/// credentials than the daemon's: the daemon's look would tell it of a path it may not see
+/// (it then gets the question, or its prompt mode's answer).
 fn exists_already(
     tid: i32,
     syscall: &str,
@@ -23,8 +24,9 @@ fn exists_already(
     decision: Decision,
     reason: Reason,
 ) -> bool {
-    let undecided =
-        decision == Decision::Ask || matches!(reason, Reason::Audit | Reason::Unattended);
+    let undecided = decision == Decision::Ask
+        || decision == Decision::Allow
+        || matches!(reason, Reason::Audit | Reason::Unattended);
     undecided
         && matches!(syscall, "mkdir" | "mkdirat")
         && files.len() == 1
