@@ -70,7 +70,7 @@ pub fn leading_variable(
     let Some(body) = raw.strip_prefix("${") else {
         return Ok(());
     };
-    let Some(end) = super::closing(body) else {
+    let Some(end) = super::expand::closing(body) else {
         return Ok(());
     };
     let (var, default) = match body[..end].split_once(":-") {
@@ -80,8 +80,9 @@ pub fn leading_variable(
     let Some(value) = env(var).filter(|v| !v.is_empty()) else {
         return Ok(());
     };
-    let inside_home =
-        |d: &str| super::expand(d, home, env).is_ok_and(|p| p.starts_with(home) && p != home);
+    let inside_home = |d: &str| {
+        super::expand::expand(d, home, env).is_ok_and(|p| p.starts_with(home) && p != home)
+    };
     let normal: PathBuf = Path::new(&value).components().collect();
     if default.is_none_or(inside_home) && home.starts_with(&normal) {
         return Err(format!(

@@ -3,7 +3,7 @@
 
 use hallpass_proto::shown::shown;
 
-use super::{summary, Node};
+use super::tree::{summary, Node};
 
 const STYLE: &str = "body{font:14px/1.5 system-ui,sans-serif;margin:2em;color:#222}\
 ul{list-style:none;padding-left:1.4em;margin:0}summary{cursor:pointer}\

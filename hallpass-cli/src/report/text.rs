@@ -3,7 +3,7 @@
 
 use hallpass_proto::shown::shown;
 
-use super::{summary, Node};
+use super::tree::{summary, Node};
 
 /// At most this many entries of a directory are shown; the rest are summed up in one line.
 const SHOWN: usize = 20;
