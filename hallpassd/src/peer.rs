@@ -246,4 +246,31 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
+
+    /// What `CheckProcess` answers: this test process is free (it runs outside any
+    /// sandbox); the daemon's own pid is a session's (strict mode connects for the
+    /// command); a pid that is no process cannot be told.
+    #[test]
+    fn a_process_checked_by_pid() {
+        let parent = nix::unistd::getppid().as_raw();
+        assert!(process(parent, &[]).is_ok());
+        assert!(matches!(
+            process(std::process::id() as i32, &[]),
+            Err(PeerError::Daemon { .. })
+        ));
+        assert!(matches!(process(0, &[]), Err(PeerError::Unknown { .. })));
+        // A process below a launcher is a session's.
+        let mut child = std::process::Command::new("sleep")
+            .arg("10")
+            .spawn()
+            .unwrap();
+        let me = nix::unistd::getpid().as_raw();
+        let verdict = process(child.id() as i32, &[me]);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            matches!(verdict, Err(PeerError::Supervised { launcher, .. }) if launcher == me),
+            "{verdict:?}"
+        );
+    }
 }
