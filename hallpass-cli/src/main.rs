@@ -13,6 +13,7 @@ mod exit;
 mod flags;
 mod link;
 mod logfile;
+mod logwatch;
 mod out;
 mod procs;
 mod profiles;

@@ -20,7 +20,7 @@ use crate::sys::launch::{
     self, ChildFailed, STAGE_EXEC, STAGE_FILTER, STAGE_NO_NEW_PRIVS, STAGE_TTY,
 };
 use crate::sys::pty::{self, RawMode, Size};
-use crate::{desktop, env, link, procs, profiles, terminal};
+use crate::{desktop, env, link, logwatch, procs, profiles, terminal};
 
 /// Runs the command; returns its exit status.
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
@@ -205,7 +205,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     })?;
     // The child has its copy of the terminal; ours would keep the pty open after it exits.
     let leader = pty.map(|p| p.leader);
-    let attach = || -> Result<link::Registration, Failure> {
+    type Watched = Option<(std::os::fd::OwnedFd, PathBuf)>;
+    let attach = || -> Result<(link::Registration, Watched), Failure> {
         let listener = match launch::recv_listener(&child)
             .map_err(|e| Failure::new(format!("the command's process failed: {e}")))?
         {
@@ -214,6 +215,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         };
         let journal = link::journal()
             .map_err(|e| Failure::new(format!("cannot make the session journal: {e}")))?;
+        // Where the daemons count the log lines they could not write.
+        let watched = match &log_path {
+            Some(p) => Some((
+                journal
+                    .try_clone()
+                    .map_err(|e| Failure::new(format!("cannot make the session journal: {e}")))?,
+                p.clone(),
+            )),
+            None => None,
+        };
         let reg = link::Registration {
             open: OpenSession {
                 resume_tmpdir: opened.tmpdir.clone(),
@@ -232,9 +243,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             },
         };
         link::attach(&sock, opened.session_id, &reg, false)?;
-        Ok(reg)
+        Ok((reg, watched))
     };
-    let reg = match attach() {
+    let (reg, watched) = match attach() {
         Ok(r) => r,
         Err(f) => {
             let _ = kill(pid, Signal::SIGKILL);
@@ -244,6 +255,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     };
     link::wait_freely(&sock)?;
     let link = link::start(sock, reg, opened.session_id);
+    let logwatch = watched.map(|(journal, path)| logwatch::start(journal, &path));
     if let Some(f) = launch::release(&child)
         .map_err(|e| Failure::new(format!("cannot start the command: {e}")))?
     {
@@ -292,6 +304,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     };
     if let Some(d) = desktop {
         d.finish();
+    }
+    if let Some(w) = logwatch {
+        w.finish();
     }
     link.close();
     Ok(ExitCode::Command(code))
@@ -433,22 +448,54 @@ fn wait_for(pid: Pid, signals: &SigSet, resized: &dyn Fn(), all: bool) -> i32 {
     }
 }
 
+/// Opens the `--log` file for appending, creating it if needed. Only a regular file: the log
+/// is a record to keep, and a FIFO would hold the launcher until something reads it (then
+/// the daemon, when it is full). Opened without blocking, so one put there meanwhile cannot.
 fn open_log(p: &Path) -> Result<File, Failure> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot = |e: io::Error| Failure::new(format!("cannot open the log file {}: {e}", shown(p)));
+    let not_a_file = |kind: &str| {
+        Failure::new(format!(
+            "the log file {} is {kind}, not a regular file\nhint: name a file, and follow it with `tail -f FILE` if you want to watch it",
+            shown(p)
+        ))
+    };
+    if let Ok(md) = std::fs::metadata(p) {
+        if !md.is_file() {
+            return Err(not_a_file(file_kind(md.file_type())));
+        }
+    }
     let f = OpenOptions::new()
         .create(true)
         .append(true)
+        .custom_flags(libc::O_NONBLOCK)
         .open(p)
-        .map_err(|e| Failure::new(format!("cannot open the log file {}: {e}", shown(p))))?;
-    let md = f
-        .metadata()
-        .map_err(|e| Failure::new(format!("cannot open the log file {}: {e}", shown(p))))?;
+        .map_err(|e| match e.raw_os_error() {
+            // A FIFO with no reader, or a socket.
+            Some(libc::ENXIO) => not_a_file("a FIFO or a socket"),
+            _ => cannot(e),
+        })?;
+    let md = f.metadata().map_err(cannot)?;
     if !md.is_file() {
-        return Err(Failure::new(format!(
-            "the log file {} is not a regular file",
-            shown(p)
-        )));
+        return Err(not_a_file(file_kind(md.file_type())));
     }
     Ok(f)
+}
+
+/// What a file that is not a regular file is, in words.
+fn file_kind(t: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a file"
+    }
 }
 
 #[cfg(test)]

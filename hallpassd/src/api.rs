@@ -10,9 +10,10 @@ use std::pin::Pin;
 use hallpass_proto::hallpass_server::{Hallpass, HallpassServer};
 use hallpass_proto::shown::shown;
 use hallpass_proto::{
-    event, rule, AddRuleRequest, Answer, AnswerReply, AnswerRequest, Event, ListRulesReply,
-    ListRulesRequest, PendingReply, PendingRequest, RemoveRuleRequest, Rule, SessionStatus,
-    StatusReply, StatusRequest, WatchRequest,
+    event, rule, AddRuleRequest, Answer, AnswerReply, AnswerRequest, CheckProcessReply,
+    CheckProcessRequest, Event, ListRulesReply, ListRulesRequest, PendingReply, PendingRequest,
+    ProcessVerdict, RemoveRuleRequest, Rule, SessionStatus, StatusReply, StatusRequest,
+    WatchRequest,
 };
 use tokio::net::UnixListener;
 use tokio::sync::broadcast::error::RecvError;
@@ -200,6 +201,32 @@ impl Hallpass for Api {
             .map_err(|e| Status::failed_precondition(e.to_string()))?
             .ok_or_else(|| Status::not_found(format!("no rule for {}", shown(&path))))?;
         Ok(Response::new(rules_reply(&store, &now)))
+    }
+
+    async fn check_process(
+        &self,
+        req: Request<CheckProcessRequest>,
+    ) -> Result<Response<CheckProcessReply>, Status> {
+        use crate::peer::PeerError;
+        let pid = req.into_inner().pid;
+        let launchers = self.state.launchers();
+        // A few small reads of /proc: off the async workers all the same.
+        let verdict = tokio::task::spawn_blocking(move || crate::peer::process(pid, &launchers))
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?;
+        let (verdict, why) = match verdict {
+            Ok(()) => (ProcessVerdict::Free, String::new()),
+            Err(
+                e @ (PeerError::Supervised { .. }
+                | PeerError::Sandboxed { .. }
+                | PeerError::Daemon { .. }),
+            ) => (ProcessVerdict::Supervised, e.to_string()),
+            Err(e) => (ProcessVerdict::Unknown, e.to_string()),
+        };
+        Ok(Response::new(CheckProcessReply {
+            verdict: verdict as i32,
+            why,
+        }))
     }
 
     async fn status(&self, _req: Request<StatusRequest>) -> Result<Response<StatusReply>, Status> {

@@ -47,8 +47,18 @@ pub trait Host: Send + Sync {
     fn grant_for_the_session(&self, scope: PathBuf);
     /// Counts a decision.
     fn count(&self, decision: Decision);
-    /// Writes one line to the session's log, if it has one.
-    fn record(&self, pid: i32, exe: &str, syscall: &str, path: &str, d: Decision, r: Reason);
+    /// Writes one line to the session's log, if it has one; `false` when the line could not
+    /// be written, and an allowed write must then be refused.
+    #[must_use = "an allowed write whose line is lost must be refused"]
+    fn record(
+        &self,
+        pid: i32,
+        exe: &str,
+        syscall: &str,
+        path: &str,
+        d: Decision,
+        r: Reason,
+    ) -> bool;
     /// Answers notification `id`.
     fn reply(&self, id: u64, reply: Reply);
     /// Strict mode: performs the write prepared for notification `id` of thread `tid` on a
@@ -357,16 +367,12 @@ impl Questions {
         }
     }
 
-    /// Answers every notification of `p`, logs it and tells the subscribers.
+    /// Answers every notification of `p`, logs it and tells the subscribers. An allowed write
+    /// whose line cannot be logged is refused (see `Host::record`).
     fn resolve(&self, mut p: Pending, decision: Decision, reason: Reason, answer: Answer) {
-        let reply = match decision {
-            Decision::Allow => Reply::Continue,
-            _ => Reply::Fail(libc::EACCES),
-        };
         let s = &p.session;
         // Logged first: a crash between the two loses no line for a write that happened.
-        s.count(decision);
-        s.record(
+        let logged = s.record(
             p.question.pid,
             &p.question.exe,
             &p.question.syscall,
@@ -374,6 +380,12 @@ impl Questions {
             decision,
             reason,
         );
+        let decision = if logged { decision } else { Decision::Deny };
+        s.count(decision);
+        let reply = match decision {
+            Decision::Allow => Reply::Continue,
+            _ => Reply::Fail(libc::EACCES),
+        };
         for w in std::mem::take(&mut p.notifs) {
             match (w.action, reply) {
                 // Strict mode: allowed means performed, on the descriptors held since the
@@ -416,7 +428,8 @@ impl Questions {
                 p.session.reply(w.id, Reply::Fail(libc::EACCES));
             }
             p.release();
-            p.session.record(
+            // Denied either way: a line lost is counted, nothing more to do.
+            let _ = p.session.record(
                 p.question.pid,
                 &p.question.exe,
                 &p.question.syscall,

@@ -11,6 +11,9 @@
 //! slots hold open questions. Writing a slot is a few stores: cheap enough for every
 //! notification.
 //!
+//! The last [`hallpass_proto::journal_tail::SIZE`] bytes are no slot: they count the log
+//! lines the session lost, for the launcher to say ([`Journal::log_lost`]).
+//!
 //! The memory is shared with the launcher only: it makes the memfd sealed against resizing
 //! (a shrunk file would fault the daemon), and it is not dumpable, so the command cannot open
 //! its descriptors.
@@ -59,7 +62,19 @@ impl Journal {
     }
 
     fn slots(&self) -> usize {
-        self.map.words().len() / SLOT_WORDS
+        (self.map.words().len() - hallpass_proto::journal_tail::SIZE / 8) / SLOT_WORDS
+    }
+
+    /// A log line could not be written (`errno`); `refused` when it was an allowed write's,
+    /// which is refused for it. Counted where the launcher reads it.
+    pub fn log_lost(&self, errno: i32, refused: bool) {
+        use hallpass_proto::journal_tail::{ERRNO, LOST, REFUSED};
+        let words = self.map.words();
+        words[LOST / 8].fetch_add(1, Release);
+        if refused {
+            words[REFUSED / 8].fetch_add(1, Release);
+        }
+        let _ = words[ERRNO / 8].compare_exchange(0, errno.max(1) as u64, Release, Relaxed);
     }
 
     fn write(&self, slot: usize, n: &Notif) {

@@ -1,9 +1,14 @@
 //! The `--log` file: JSON Lines, one object per decided write, each line written with a single
 //! `write(2)` on an `O_APPEND` descriptor, so lines never interleave and a crash loses none.
 //! Characters a terminal would obey are JSON escapes (`hallpass_proto::shown::json`).
+//!
+//! A line that cannot be written whole (a full file system, a quota, a file size limit) is
+//! taken back, so the file stays valid JSON Lines, and reported to the caller: audit mode
+//! promises a line for every write it allows, so the session refuses a write whose line is
+//! lost (`Shared::record`).
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{self, Seek, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -32,13 +37,45 @@ impl Log {
         Log { file }
     }
 
-    /// Appends one line. A failure is reported, not fatal: the decision stands.
-    pub fn write(&mut self, rec: &Record<'_>) -> std::io::Result<()> {
+    /// Appends one line, whole or not at all: an error means the file does not hold it.
+    pub fn write(&mut self, rec: &Record<'_>) -> io::Result<()> {
         // Inert on a terminal (`cat`, `tail -f`): what the command named is escaped in
         // JSON's own syntax, the same string to a parser.
-        let mut line = hallpass_proto::shown::json(rec).map_err(std::io::Error::other)?;
+        let mut line = hallpass_proto::shown::json(rec).map_err(io::Error::other)?;
         line.push(b'\n');
-        self.file.write_all(&line)
+        let mut written = 0;
+        // One write(2) holds the whole line. One cut short (the file system filled up) is
+        // followed by another for the rest, which says why it cannot be written.
+        let why = loop {
+            match self.file.write(&line[written..]) {
+                Ok(0) => break io::Error::from(io::ErrorKind::WriteZero),
+                Ok(n) => {
+                    written += n;
+                    if written == line.len() {
+                        return Ok(());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break e,
+            }
+        };
+        if written > 0 {
+            self.take_back(written);
+        }
+        Err(why)
+    }
+
+    /// Removes the last `n` bytes written, a part of a line, if nothing was appended after
+    /// them (another session may log to the same file): the next line must not be glued to
+    /// it. Truncating frees space, so it works on a full file system.
+    fn take_back(&mut self, n: usize) {
+        let end = self.file.stream_position();
+        let len = self.file.metadata().map(|m| m.len());
+        if let (Ok(end), Ok(len)) = (end, len) {
+            if end == len && end >= n as u64 {
+                let _ = self.file.set_len(end - n as u64);
+            }
+        }
     }
 }
 

@@ -54,6 +54,11 @@ pub enum PeerError {
          `hallpass -- COMMAND` outside such a sandbox"
     )]
     Sandboxed { pid: i32, mode: u32, filters: u32 },
+    #[error(
+        "pid {pid} is hallpassd itself, which in strict mode makes the connections of \
+         supervised processes (a service sees its pid)"
+    )]
+    Daemon { pid: i32 },
     #[error("cannot trace the ancestry of peer pid {pid}")]
     Unknown { pid: i32 },
     #[error("cannot tell whether peer pid {pid} is supervised: {why}")]
@@ -113,17 +118,39 @@ pub fn check(stream: &UnixStream, launchers: &[i32]) -> Result<Peer, PeerError> 
         });
     }
     let pid = c.pid();
-    let unknown = || PeerError::Unknown { pid };
     if pid <= 0 {
-        return Err(unknown());
+        return Err(PeerError::Unknown { pid });
     }
     // The process that connected, held while we read about it (see the module's doc).
-    let pidfd = sys::peer::peer_pidfd(stream.as_fd())
-        .or_else(|_| sys::fsops::pidfd_open(pid))
-        .map_err(|_| unknown())?;
-    let peer = Peer { pid };
+    let pidfd = sys::peer::peer_pidfd(stream.as_fd()).or_else(|_| sys::fsops::pidfd_open(pid));
+    unsupervised(pid, pidfd, launchers).map(|()| Peer { pid })
+}
+
+/// Whether process `pid`, of any user, is free of every session: neither under a seccomp
+/// filter with no_new_privs nor below a launcher. What a client asks of a process it is to
+/// trust (the desktop notifier, of the notification server on the bus). The pid is held as
+/// a pidfd from now on, and the verdict counts only if it is still alive after.
+pub fn process(pid: i32, launchers: &[i32]) -> Result<(), PeerError> {
+    if pid <= 0 {
+        return Err(PeerError::Unknown { pid });
+    }
+    // Strict mode connects for the command: a connection of ours is a session's.
+    if pid == std::process::id() as i32 {
+        return Err(PeerError::Daemon { pid });
+    }
+    unsupervised(pid, sys::fsops::pidfd_open(pid), launchers)
+}
+
+/// The verdict on `pid`, read while `pidfd` holds it.
+fn unsupervised(
+    pid: i32,
+    pidfd: Result<std::os::fd::OwnedFd, nix::errno::Errno>,
+    launchers: &[i32],
+) -> Result<(), PeerError> {
+    let unknown = || PeerError::Unknown { pid };
+    let pidfd = pidfd.map_err(|_| unknown())?;
     let verdict = ancestry(pid, launchers).and_then(|()| match seccomp_of(pid) {
-        Ok(s) if !s.marks_supervised() => Ok(peer),
+        Ok(s) if !s.marks_supervised() => Ok(()),
         Ok(s) => Err(PeerError::Sandboxed {
             pid,
             mode: s.mode,
@@ -218,5 +245,32 @@ mod tests {
             Err(PeerError::Supervised { launcher, .. }) => assert_eq!(launcher, parent),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// What `CheckProcess` answers: this test process is free (it runs outside any
+    /// sandbox); the daemon's own pid is a session's (strict mode connects for the
+    /// command); a pid that is no process cannot be told.
+    #[test]
+    fn a_process_checked_by_pid() {
+        let parent = nix::unistd::getppid().as_raw();
+        assert!(process(parent, &[]).is_ok());
+        assert!(matches!(
+            process(std::process::id() as i32, &[]),
+            Err(PeerError::Daemon { .. })
+        ));
+        assert!(matches!(process(0, &[]), Err(PeerError::Unknown { .. })));
+        // A process below a launcher is a session's.
+        let mut child = std::process::Command::new("sleep")
+            .arg("10")
+            .spawn()
+            .unwrap();
+        let me = nix::unistd::getpid().as_raw();
+        let verdict = process(child.id() as i32, &[me]);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            matches!(verdict, Err(PeerError::Supervised { launcher, .. }) if launcher == me),
+            "{verdict:?}"
+        );
     }
 }

@@ -9,11 +9,18 @@
 //!
 //! A rule covers its path and everything below it. The daemon writes the file atomically (a
 //! temporary file in the same directory, then rename) and re-reads it when it changes, so an
-//! edit by hand takes effect without a restart. A file that does not parse is never
-//! overwritten: the rules last read stay in force, and the error names the line.
+//! edit by hand takes effect without a restart.
+//!
+//! A file that cannot be read whole (a line that does not parse, bytes that are not UTF-8,
+//! no permission to read it, something other than a regular file in its place) fails
+//! closed: its deny rules cannot be known, so no new session starts until it is fixed (the
+//! server asks [`Store::damage`]), while the sessions running keep the rules last read. It
+//! is never written over, and the error names the file and, where there is one, the line.
+//! It is opened without blocking and checked to be a regular file before it is read: a FIFO
+//! in its place would otherwise hold the daemon's start for good.
 
-use std::io::{self, Write};
-use std::os::unix::fs::MetadataExt;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
@@ -93,14 +100,30 @@ fn resolve_existing(path: &Path) -> Option<PathBuf> {
     }
 }
 
-/// A rules file that does not parse: which line, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}:{line}: {why}; fix or remove that line", shown(.file))]
+/// A rules file that cannot be read whole: which file, which line (0: the file as a whole),
+/// and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
     pub file: String,
     pub line: usize,
     pub why: String,
 }
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            0 => write!(f, "the rules file {}: {}", shown(&self.file), self.why),
+            n => write!(
+                f,
+                "{}:{n}: {}; fix or remove that line",
+                shown(&self.file),
+                self.why
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
 
 /// Parses the file's text. `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Vec<Rule>, ParseError> {
@@ -172,12 +195,79 @@ pub fn format(list: &[Rule]) -> String {
     s
 }
 
-/// What identifies a version of the file, to notice changes.
-type Stamp = Option<(u64, u64, i64, i64)>;
+/// What identifies a version of the file, to notice changes: where it is, its size, and when
+/// its content and its status last changed (a `chmod` that makes it readable again).
+type Stamp = Option<(u64, u64, u64, i64, i64, i64, i64)>;
 
 fn stamp(path: &Path) -> Stamp {
     let m = std::fs::metadata(path).ok()?;
-    Some((m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+    Some((
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
+}
+
+/// The rules in the file at `path` (none if there is no file), or why it cannot be read
+/// whole. `file` names it in errors.
+pub fn read(path: &Path, file: &str) -> Result<Vec<Rule>, ParseError> {
+    let whole = |why: String| ParseError {
+        file: file.into(),
+        line: 0,
+        why,
+    };
+    let unreadable = |e: io::Error| {
+        whole(format!(
+            "cannot read it ({e}): make it readable, or remove it"
+        ))
+    };
+    // Without blocking: a FIFO in its place would wait for a writer for ever.
+    let mut f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(unreadable(e)),
+    };
+    let kind = f.metadata().map_err(unreadable)?.file_type();
+    if !kind.is_file() {
+        return Err(whole(format!(
+            "it is {}, not a regular file: remove it",
+            kind_name(kind)
+        )));
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(unreadable)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        ParseError {
+            file: file.into(),
+            line: good.iter().filter(|&&b| b == b'\n').count() + 1,
+            why: "it is not UTF-8 text".into(),
+        }
+    })?;
+    parse(&text, file)
+}
+
+/// What a file that is not a regular file is, in words.
+fn kind_name(t: std::fs::FileType) -> &'static str {
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a file"
+    }
 }
 
 /// The rules file and the rules in force, shared by every session.
@@ -191,8 +281,8 @@ pub struct Store {
 }
 
 impl Store {
-    /// Reads `path` if it exists. A broken file is reported, not fatal: no rules are in force
-    /// until it is fixed.
+    /// Reads `path` if it exists. A file that cannot be read whole is reported, not fatal:
+    /// no rules are in force, and no session may start ([`Store::damage`]), until it is fixed.
     pub fn open(path: PathBuf) -> Store {
         let s = Store {
             path,
@@ -218,35 +308,30 @@ impl Store {
         self.seen.lock().unwrap().1.clone()
     }
 
-    /// Re-reads the file if it changed since last read.
+    /// Why the file cannot be read whole now, if it cannot: read again first if it changed.
+    /// While it says so, no new session may start (its deny rules are not known).
+    pub fn damage(&self) -> Option<ParseError> {
+        self.reload();
+        self.error()
+    }
+
+    /// Re-reads the file if it changed since last read. A file that cannot be read whole
+    /// leaves the rules last read in force (see the module's doc).
     pub fn reload(&self) {
         let mut seen = self.seen.lock().unwrap();
         let now = stamp(&self.path);
         if now == seen.0 && now.is_some() {
             return;
         }
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-            Err(e) => {
-                *seen = (
-                    now,
-                    Some(ParseError {
-                        file: self.path.display().to_string(),
-                        line: 0,
-                        why: format!("cannot read it: {e}"),
-                    }),
-                );
-                return;
-            }
-        };
-        match parse(&text, &self.path.display().to_string()) {
+        match read(&self.path, &self.path.display().to_string()) {
             Ok(list) => {
                 *self.rules.write().unwrap() = Arc::new(Rules::from_list(list));
                 *seen = (now, None);
             }
             Err(e) => {
-                eprintln!("hallpassd: {e}");
+                if seen.1.as_ref() != Some(&e) {
+                    eprintln!("hallpassd: {e}");
+                }
                 *seen = (now, Some(e));
             }
         }
@@ -336,11 +421,21 @@ fn write_atomically(path: &Path, data: &[u8]) -> io::Result<Stamp> {
             .open(&tmp)?;
         f.write_all(data)?;
         f.sync_all()?;
+        // Taken before the rename, which changes its ctime: the next look reads it again,
+        // which costs little, rather than missing an edit.
         let m = f.metadata()?;
         std::fs::rename(&tmp, path)?;
         // The rename itself is durable once the directory is.
         std::fs::File::open(dir)?.sync_all()?;
-        Ok(Some((m.ino(), m.size(), m.mtime(), m.mtime_nsec())))
+        Ok(Some((
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        )))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -468,6 +563,45 @@ mod tests {
             .is_err());
         assert!(store.remove(Path::new("/z")).unwrap().is_some());
         assert!(store.remove(Path::new("/z")).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Regression (issue 24): a FIFO in the rules file's place held the daemon's start for
+    /// good, and a file that could not be read whole left no rules in force, silently.
+    #[test]
+    fn what_cannot_be_read_whole_is_named_and_never_blocks() {
+        let dir = std::env::temp_dir().join(format!("hallpass-rules-bad-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("rules");
+        let file = path.display().to_string();
+        let store = Store::open(path.clone());
+        assert!(store.damage().is_none());
+        std::fs::write(&path, "deny /d\n").unwrap();
+        assert!(store.damage().is_none());
+        assert!(store.current().never.covers(Path::new("/d/x")));
+
+        std::fs::write(&path, b"deny /d\nallow /\xff\n").unwrap();
+        let e = store.damage().unwrap();
+        assert_eq!((e.line, e.why.as_str()), (2, "it is not UTF-8 text"));
+        // The rules last read stay in force.
+        assert!(store.current().never.covers(Path::new("/d/x")));
+
+        std::fs::remove_file(&path).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let e = store.damage().unwrap();
+        assert_eq!(
+            e.to_string(),
+            format!("the rules file {file}: it is a FIFO, not a regular file: remove it")
+        );
+        // A fresh store (a daemon starting) is not held by it either.
+        assert!(Store::open(path.clone()).error().is_some());
+        std::fs::remove_file(&path).unwrap();
+
+        std::fs::create_dir(&path).unwrap();
+        assert!(store.damage().unwrap().why.contains("a directory"));
+        std::fs::remove_dir(&path).unwrap();
+        assert!(store.damage().is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -149,6 +149,15 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
             ),
         );
     }
+    // A session never runs with fewer deny rules than the file holds: while it cannot be read
+    // whole, none starts (the sessions running keep the rules last read).
+    if let Some(e) = state.questions.rules().damage() {
+        return refuse(
+            &sock,
+            RefusalReason::Rules,
+            format!("{e} (no session starts while the rules file cannot be read whole)"),
+        );
+    }
     let id = state.next_id.fetch_add(1, Ordering::Relaxed);
     let pending = match session::open(id, peer.pid, &open, &state.protected) {
         Ok(p) => p,

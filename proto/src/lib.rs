@@ -17,6 +17,23 @@ pub const PROTOCOL: u32 = 3;
 
 /// The size of the session journal the launcher makes and the daemon maps (`Attach`).
 pub const JOURNAL_SIZE: usize = 1 << 20;
+
+/// The last bytes of the session journal hold what the daemons of the session tell its
+/// launcher about the `--log` file, as native-endian 64-bit counters that the next daemon
+/// goes on counting: the daemon writes them, the launcher reads them.
+pub mod journal_tail {
+    use super::JOURNAL_SIZE;
+
+    /// How many bytes at the end of the journal are not slots of notifications.
+    pub const SIZE: usize = 64;
+    /// Log lines that could not be written whole (each one taken back).
+    pub const LOST: usize = JOURNAL_SIZE - 8;
+    /// Of them, the lines of writes that were allowed and therefore refused (`EACCES`): a
+    /// write allowed without a line in the log would break its promise.
+    pub const REFUSED: usize = JOURNAL_SIZE - 16;
+    /// The errno of the first line lost.
+    pub const ERRNO: usize = JOURNAL_SIZE - 24;
+}
 pub mod paths;
 pub mod pattern;
 pub mod places;

@@ -78,7 +78,14 @@ pub fn bin_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         use std::hash::{Hash, Hasher};
-        const NAMES: [&str; 5] = ["hallpass", "hallpassd", "hp-write", "hp-conform", "hp-race"];
+        const NAMES: [&str; 6] = [
+            "hallpass",
+            "hallpassd",
+            "hp-write",
+            "hp-conform",
+            "hp-race",
+            "hp-notifyd",
+        ];
         let exe = std::env::current_exe().unwrap();
         // target/debug/deps/<test> -> target/debug
         let build = exe.parent().unwrap().parent().unwrap().to_path_buf();
@@ -129,7 +136,8 @@ pub fn bin_dir() -> &'static Path {
     })
 }
 
-/// The path of a test binary (`hallpass`, `hallpassd`, `hp-write`, `hp-conform`, `hp-race`).
+/// The path of a test binary (`hallpass`, `hallpassd`, `hp-write`, `hp-conform`, `hp-race`,
+/// `hp-notifyd`).
 pub fn bin(name: &str) -> PathBuf {
     bin_dir().join(name)
 }

@@ -261,6 +261,171 @@ fn without_a_notification_server_it_says_so_and_the_question_waits() {
     );
 }
 
+fn rules_file(s: &Scratch) -> PathBuf {
+    s.home.join(".config/hallpass/rules")
+}
+
+/// `hallpass --prompt=desktop MODE... --log=LOG -- sh -c SCRIPT` on this desktop; strict mode
+/// gets the bus as an allowed service, as the README suggests for a command that needs it.
+fn desktop_session(s: &Scratch, d: &Desktop, mode: &str, log: &Path, script: &str) -> Command {
+    let mut args = vec![
+        "--prompt=desktop".to_string(),
+        mode.to_string(),
+        format!("--log={}", log.display()),
+    ];
+    if mode == "--mode=strict" {
+        args.push(format!("--allow-service={}", d.dir.join("bus").display()));
+    }
+    args.extend(["--", "sh", "-c", script].map(String::from));
+    d.env(s.hallpass(args))
+}
+
+/// Waits (30 s at most) until `cond` holds of the pending questions; returns them.
+fn wait_questions(
+    s: &Scratch,
+    what: &str,
+    cond: impl Fn(&[serde_json::Value]) -> bool,
+) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let q = pending(s);
+        if cond(&q) {
+            return q;
+        }
+        assert!(Instant::now() < deadline, "{what}: {q:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Regression (issue 24): the notifier took an `ActionInvoked` signal from anyone on the
+/// session bus, so a supervised process broadcasting `ActionInvoked(id, "always")` with
+/// `dbus-send` made its own write and saved a lasting rule. Now only the server that showed
+/// the notification is heard: the forged answers change nothing, and a real click still
+/// answers.
+#[test]
+fn a_forged_action_on_the_bus_answers_nothing() {
+    for (v, mode) in lite_everywhere_and_strict_once() {
+        let s = Scratch::new("desktop-forged", v);
+        let d = Desktop::start(&s, true);
+        let log = s.root.join("log.jsonl");
+        let f = s.outside.join("f");
+        // Broadcasts "always" for every id a fresh dunst can have given, round after round,
+        // and counts the rounds in the project.
+        let script = format!(
+            "(n=0; while [ ! -e stop ]; do i=1; while [ $i -le 20 ]; do \
+             dbus-send --session --type=signal /org/freedesktop/Notifications \
+             org.freedesktop.Notifications.ActionInvoked uint32:$i string:always; \
+             i=$((i+1)); done; n=$((n+1)); echo $n > rounds; done) & \
+             hp-write touch {}; touch stop; wait",
+            f.display()
+        );
+        let c = background(desktop_session(&s, &d, mode, &log, &script));
+        d.wait_displayed(&s, 1);
+        let rounds = || {
+            std::fs::read_to_string(s.project.join("rounds"))
+                .ok()
+                .and_then(|r| r.trim().parse::<u32>().ok())
+                .unwrap_or(0)
+        };
+        // Two whole rounds of forgeries after the notification was up.
+        let seen = rounds();
+        assert!(
+            wait_until(Duration::from_secs(30), || rounds() >= seen + 2),
+            "{mode} {v:?}: the forger never ran"
+        );
+        let q = wait_questions(&s, "the question went away", |q| q.len() == 1);
+        assert_eq!(q[0]["path"], f.to_string_lossy().as_ref());
+        assert!(
+            !f.exists(),
+            "{mode} {v:?}: the forged answer made the write"
+        );
+        assert!(!rules_file(&s).exists(), "{mode} {v:?}: a rule was saved");
+        // The person's click still answers.
+        let out = run(d.env(s.command("dunstctl")).arg("context"));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let out = finish(c);
+        assert_eq!(stdout(&out), "ok\n", "{mode} {v:?}: {}", stderr(&out));
+        // The write's line (connections to the bus have theirs too).
+        let reasons: Vec<_> = s
+            .log_lines(&log)
+            .iter()
+            .filter(|l| l["path"] == f.to_string_lossy().as_ref())
+            .map(|l| l["reason"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(reasons, ["once"], "{mode} {v:?}");
+        assert!(!rules_file(&s).exists(), "{mode} {v:?}: a rule was saved");
+    }
+}
+
+/// Regression (issue 24): with no notification server running, the command itself could take
+/// `org.freedesktop.Notifications`, receive the question and answer it. Now the daemon is
+/// asked whether the server's process is supervised, and a supervised one is shown nothing:
+/// hallpass says so once, and the question waits for `hallpass answer`. In strict mode the
+/// bus sees hallpassd's pid for the command's connection, which counts as supervised too.
+#[test]
+fn a_notification_server_run_by_the_command_is_shown_nothing() {
+    for (v, mode) in lite_everywhere_and_strict_once() {
+        let s = Scratch::new("desktop-own", v);
+        let d = Desktop::start(&s, false);
+        let log = s.root.join("log.jsonl");
+        let f = s.outside.join("f");
+        let script = format!(
+            "hp-notifyd always > server.out 2>&1 & \
+             while ! grep -q ready server.out; do sleep 0.05; done; hp-write touch {}",
+            f.display()
+        );
+        // Its stderr in a file, to read while it runs.
+        let err_path = s.root.join("stderr.txt");
+        let err_file = std::fs::File::create(&err_path).unwrap();
+        let c = desktop_session(&s, &d, mode, &log, &script)
+            .stdout(Stdio::piped())
+            .stderr(err_file)
+            .spawn()
+            .unwrap();
+        let said = || std::fs::read_to_string(&err_path).unwrap_or_default();
+        assert!(
+            wait_until(Duration::from_secs(30), || said()
+                .contains("it is shown no question")),
+            "{mode} {v:?}: nothing said: {}",
+            said()
+        );
+        let q = wait_questions(&s, "the question went away", |q| q.len() == 1);
+        assert!(
+            !f.exists(),
+            "{mode} {v:?}: the command answered its own question"
+        );
+        assert!(!rules_file(&s).exists(), "{mode} {v:?}: a rule was saved");
+        let served = std::fs::read_to_string(s.project.join("server.out")).unwrap_or_default();
+        assert!(!served.contains("notified"), "{mode} {v:?}: {served}");
+        // Still answerable from a terminal.
+        let out = run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let out = finish(c);
+        assert_eq!(stdout(&out), "err 13\n", "{mode} {v:?}");
+        let err = said();
+        let pid_word = if mode == "--mode=strict" {
+            "hallpassd"
+        } else {
+            "hp-notifyd"
+        };
+        assert_eq!(
+            err.matches("the question waits: answer it with `hallpass answer` in a terminal")
+                .count(),
+            1,
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!(
+                "hallpass: the notification server on the session bus ({pid_word}, pid "
+            )) && err.contains(
+                ") runs inside a hallpass session: it is shown no question; the question waits"
+            ),
+            "{mode} {v:?}: {err}"
+        );
+        assert!(!rules_file(&s).exists(), "{mode} {v:?}: a rule was saved");
+    }
+}
+
 /// Issue 19: a notification about a path with markup, an escape sequence, a line break and a
 /// bidirectional override shows them as text: what dunst received (its history, once the
 /// notification is closed there) is the path through `shown`, then escaped as markup.

@@ -14,6 +14,8 @@ struct Stand {
     live: AtomicBool,
     /// Notifications no longer waiting (their process was killed).
     gone: Mutex<Vec<u64>>,
+    /// Its log file is full: no line can be written.
+    log_full: AtomicBool,
     calls: Mutex<Vec<String>>,
 }
 
@@ -24,6 +26,7 @@ impl Stand {
             granted: Mutex::new(Vec::new()),
             live: AtomicBool::new(true),
             gone: Mutex::new(Vec::new()),
+            log_full: AtomicBool::new(false),
             calls: Mutex::new(Vec::new()),
         })
     }
@@ -91,8 +94,13 @@ impl Host for Stand {
         self.note(format!("count {decision:?}"));
     }
 
-    fn record(&self, _: i32, _: &str, syscall: &str, path: &str, d: Decision, r: Reason) {
+    fn record(&self, _: i32, _: &str, syscall: &str, path: &str, d: Decision, r: Reason) -> bool {
+        if self.log_full.load(Ordering::Relaxed) {
+            self.note(format!("lost {syscall} {path} {d:?} {}", r.as_str()));
+            return false;
+        }
         self.note(format!("log {syscall} {path} {d:?} {}", r.as_str()));
+        true
     }
 
     fn reply(&self, id: u64, reply: Reply) {
@@ -171,8 +179,8 @@ fn allowed_once_continues_and_denied_fails_with_eacces() {
     assert_eq!(
         s.calls(),
         [
-            "count Allow",
             "log openat /w/a Allow once",
+            "count Allow",
             "reply 7 Continue",
             "release 7 7"
         ]
@@ -181,8 +189,8 @@ fn allowed_once_continues_and_denied_fails_with_eacces() {
     assert_eq!(
         s.calls(),
         [
-            "count Deny",
             "log openat /w/b Deny denied",
+            "count Deny",
             "reply 8 Fail(13)",
             "release 8 8"
         ]
@@ -370,4 +378,24 @@ fn questions_nobody_can_answer_are_swept_denied() {
         let e = events.try_recv().unwrap();
         assert!(matches!(e.kind, Some(event::Kind::Resolved(_))));
     }
+}
+
+/// Regression (issue 24): with `--log` on a full file system, writes were made and their
+/// lines dropped. An answer that allows a write whose line cannot be written is refused.
+#[test]
+fn an_allowed_write_whose_line_is_lost_is_refused() {
+    let (q, s) = (questions("lost"), Stand::new());
+    let a = ask(&q, &s, 1, 7, 70, "/w/a");
+    s.calls();
+    s.log_full.store(true, Ordering::Relaxed);
+    q.answer(a, Answer::Once, None).unwrap();
+    assert_eq!(
+        s.calls(),
+        [
+            "lost openat /w/a Allow once",
+            "count Deny",
+            "reply 7 Fail(13)",
+            "release 7 7"
+        ]
+    );
 }

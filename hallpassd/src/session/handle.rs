@@ -112,11 +112,13 @@ impl Supervisor<'_> {
                 Reply::Fail(e)
             }
             Ok(Op::Connect { path, name }) => {
-                if valid() {
-                    self.log_connect(tid, &path, name.as_ref());
+                if valid() && !self.log_connect(tid, &path, name.as_ref()) {
+                    info.denied.fetch_add(1, Ordering::Relaxed);
+                    Reply::Fail(libc::EACCES)
+                } else {
+                    info.passed.fetch_add(1, Ordering::Relaxed);
+                    Reply::Continue
                 }
-                info.passed.fetch_add(1, Ordering::Relaxed);
-                Reply::Continue
             }
             Ok(Op::Write { syscall, paths }) => {
                 match self.decide(n, syscall, &paths, &valid, &mut None) {
@@ -153,7 +155,8 @@ impl Supervisor<'_> {
                 };
                 info.denied.fetch_add(1, Ordering::Relaxed);
                 eprintln!("hallpassd: session {}: pid {tid}: {e}", info.id);
-                self.record(
+                // Denied either way.
+                let _ = self.record(
                     tid,
                     syscall,
                     &format!("({e})"),
@@ -242,7 +245,8 @@ impl Supervisor<'_> {
             if self.ask(n, syscall, &undecided, all, action) {
                 return None;
             }
-            self.record(
+            // Denied either way.
+            let _ = self.record(
                 tid,
                 syscall,
                 &files[i].to_string_lossy(),
@@ -252,7 +256,9 @@ impl Supervisor<'_> {
             shared.count(Decision::Deny);
             return Some(Reply::Fail(libc::EACCES));
         }
-        self.record(tid, syscall, &files[i].to_string_lossy(), decision, reason);
+        // An allowed write whose line cannot be logged is refused.
+        let logged = self.record(tid, syscall, &files[i].to_string_lossy(), decision, reason);
+        let decision = if logged { decision } else { Decision::Deny };
         shared.count(decision);
         Some(if decision == Decision::Allow {
             Reply::Continue
@@ -321,16 +327,20 @@ impl Supervisor<'_> {
 
     /// Lite mode: logs a connection to a service outside the session (reason `service`); not
     /// one to a socket in the project or `$TMPDIR`, nor between the session's processes.
+    /// `false` when its line could not be written: the connection is then refused.
+    #[must_use = "a connection whose line is lost must be refused"]
     pub(super) fn log_connect(
         &self,
         tid: i32,
         path: &Resolved,
         name: Option<&crate::service::Name>,
-    ) {
-        let Resolved::Path(p) = path else { return };
+    ) -> bool {
+        let Resolved::Path(p) = path else {
+            return true;
+        };
         let rules = self.questions.rules().current();
         if self.shared.decide("connect", &[p], &rules).1 == Reason::Implicit {
-            return;
+            return true;
         }
         let session = self.shared.info.pid.load(Ordering::Relaxed);
         let holders = match name.and_then(crate::service::holders) {
@@ -342,10 +352,10 @@ impl Supervisor<'_> {
                 .iter()
                 .all(|&h| crate::resolve::descends_from(h, session))
         {
-            return;
+            return true;
         }
         let shown = p.to_string_lossy();
-        self.record(tid, "connect", &shown, Decision::Allow, Reason::Service);
+        self.record(tid, "connect", &shown, Decision::Allow, Reason::Service)
     }
 
     /// Whether `p` is one of the writer's own `/proc/PID/` entries (`comm`, `attr/...`),
@@ -367,6 +377,9 @@ impl Supervisor<'_> {
             .any(|c| c.as_os_str().to_str().is_some_and(|c| magic.contains(&c)))
     }
 
+    /// Logs one decided write (see [`Shared::record`]): `false` when its line is lost, and
+    /// an allowed write must then be refused.
+    #[must_use = "an allowed write whose line is lost must be refused"]
     pub(super) fn record(
         &self,
         tid: i32,
@@ -374,9 +387,9 @@ impl Supervisor<'_> {
         path: &str,
         decision: Decision,
         reason: Reason,
-    ) {
+    ) -> bool {
         let pid = tgid_of(tid).unwrap_or(tid);
         self.shared
-            .record(pid, &exe_of(tid), syscall, path, decision, reason);
+            .record(pid, &exe_of(tid), syscall, path, decision, reason)
     }
 }

@@ -149,6 +149,8 @@ pub struct Shared {
     policy: Policy,
     listener: OwnedFd,
     log: Mutex<Option<Log>>,
+    /// Said once in the daemon's log: a line could not be written.
+    log_failed: AtomicBool,
     /// Timed grants ([t], and [a] when the rules file cannot be written): scope and expiry.
     timed: Mutex<Vec<(PathBuf, Duration)>>,
     timed_for: Duration,
@@ -241,7 +243,11 @@ impl Shared {
         .fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Writes one log line, if the session has a log.
+    /// Writes one log line, if the session has a log. `false` when the line could not be
+    /// written: the caller then refuses a write it was to allow (`EACCES`), since audit mode
+    /// promises a line for every write it allows. The launcher is told through the journal
+    /// (it says so once, and counts the lines lost at the end); the daemon's log says it once.
+    #[must_use = "an allowed write whose line is lost must be refused"]
     pub fn record(
         &self,
         pid: i32,
@@ -250,9 +256,11 @@ impl Shared {
         path: &str,
         decision: Decision,
         reason: Reason,
-    ) {
+    ) -> bool {
         let mut log = self.log.lock().unwrap();
-        let Some(log) = log.as_mut() else { return };
+        let Some(log) = log.as_mut() else {
+            return true;
+        };
         let rec = Record {
             time: now_rfc3339(),
             pid,
@@ -266,9 +274,20 @@ impl Shared {
             },
             reason: reason.as_str(),
         };
-        if let Err(e) = log.write(&rec) {
-            eprintln!("hallpassd: session {}: writing the log: {e}", self.info.id);
+        let Err(e) = log.write(&rec) else {
+            return true;
+        };
+        let allowed = decision == Decision::Allow;
+        if let Some(j) = self.journal() {
+            j.log_lost(e.raw_os_error().unwrap_or(libc::EIO), allowed);
         }
+        if !self.log_failed.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "hallpassd: session {}: cannot write the log ({e}): writes it would record as allowed are refused",
+                self.info.id
+            );
+        }
+        false
     }
 }
 
@@ -311,7 +330,15 @@ impl crate::ask::Host for Shared {
         Shared::count(self, decision)
     }
 
-    fn record(&self, pid: i32, exe: &str, syscall: &str, path: &str, d: Decision, r: Reason) {
+    fn record(
+        &self,
+        pid: i32,
+        exe: &str,
+        syscall: &str,
+        path: &str,
+        d: Decision,
+        r: Reason,
+    ) -> bool {
         Shared::record(self, pid, exe, syscall, path, d, r)
     }
 

@@ -51,13 +51,19 @@ impl Supervisor<'_> {
             if !seccomp::id_valid(listener, n.id) {
                 return true;
             }
-            self.record(
+            // An allowed write whose line cannot be logged is refused.
+            let logged = self.record(
                 n.pid as i32,
                 syscall,
                 &files[i].to_string_lossy(),
                 decision,
                 reason,
             );
+            if !logged {
+                shared.count(Decision::Deny);
+                let _ = seccomp::send(listener, n.id, Reply::Fail(libc::EACCES));
+                return true;
+            }
         }
         shared.count(decision);
         let _ = seccomp::send(listener, n.id, Reply::Continue);
@@ -241,7 +247,8 @@ impl Supervisor<'_> {
             crate::perform::connect::Settled::Pass => Some(Reply::Continue),
             crate::perform::connect::Settled::Refuse(e) => {
                 let shown = p.to_string_lossy();
-                self.record(tid, syscall, &shown, Decision::Deny, Reason::Protected);
+                // Denied either way.
+                let _ = self.record(tid, syscall, &shown, Decision::Deny, Reason::Protected);
                 Some(Reply::Fail(e))
             }
             crate::perform::connect::Settled::Decide => None,

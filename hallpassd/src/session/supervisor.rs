@@ -34,6 +34,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         policy,
         listener: a.listener,
         log: Mutex::new(a.log.map(Log::new)),
+        log_failed: AtomicBool::new(false),
         timed: Mutex::new(Vec::new()),
         timed_for,
         home,

@@ -2,6 +2,15 @@
 //! question answered elsewhere (another notification, `hallpass answer`) closes its
 //! notification. Without a notification server, hallpass says so once and the questions wait
 //! for `hallpass answer`.
+//!
+//! The answer is a person's only if the server is not the command: before each notification
+//! the daemon is asked whether the process that owns the server's name on the bus is free of
+//! every session (`CheckProcess`, the test it applies to its own peers); a supervised one
+//! (lite mode, or strict mode with the bus allowed, may take the name when no server runs)
+//! or one that cannot be vetted is shown nothing, and hallpass says so once. Only that
+//! server's signals about that notification count (`bus.rs`).
+
+mod bus;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -9,9 +18,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hallpass_proto::{Answer, AnswerRequest, Question};
-use notify_rust::{Notification, NotificationResponse, Timeout};
+use hallpass_proto::{Answer, AnswerRequest, CheckProcessRequest, ProcessVerdict, Question};
 use tokio::sync::{mpsc, oneshot, watch};
+
+use bus::{Bus, Note, Response, Server};
 
 use crate::api::runtime;
 use crate::questions::follow::{self, Answers, Outcome, Source, Update};
@@ -113,6 +123,48 @@ struct Answering {
     generation: u64,
 }
 
+/// Says `line` on stderr, if nothing was said yet.
+fn warn_once(warned: &AtomicBool, line: &str) {
+    if !warned.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "hallpass: {line}; the question waits: answer it with `hallpass answer` in a terminal"
+        );
+    }
+}
+
+/// Whether the daemon finds `server`'s process free of every session; else why not, in
+/// words.
+async fn vet(server: &Server) -> Result<(), String> {
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", server.pid)).unwrap_or_default();
+    let who = format!(
+        "the notification server on the session bus ({}, pid {})",
+        clean(comm.trim_end()),
+        server.pid
+    );
+    let asked = async {
+        let mut c = crate::api::client().await.map_err(|e| e.to_string())?;
+        c.check_process(CheckProcessRequest {
+            pid: i32::try_from(server.pid).unwrap_or(0),
+        })
+        .await
+        .map(|r| r.into_inner())
+        .map_err(|e| crate::api::say(&e))
+    };
+    match asked.await {
+        Ok(r) if r.verdict() == ProcessVerdict::Free => Ok(()),
+        Ok(r) if r.verdict() == ProcessVerdict::Supervised => Err(format!(
+            "{who} runs inside a hallpass session: it is shown no question"
+        )),
+        Ok(r) => Err(format!(
+            "cannot tell whether {who} runs inside a hallpass session ({}): it is shown no question",
+            r.why
+        )),
+        Err(e) => Err(format!(
+            "cannot ask the daemon whether {who} runs inside a hallpass session ({e}): it is shown no question"
+        )),
+    }
+}
+
 /// Shows one question until it is answered here (then sends the answer) or elsewhere (then
 /// closes it).
 async fn notify(
@@ -139,47 +191,54 @@ async fn notify(
         scope,
         ..
     } = &words;
-    let mut n = Notification::new();
-    n.appname("hallpass")
-        .summary(&format!("hallpass: {who} wants to {}", words.verb))
-        .body(&format!("{what}\nby: {by}\n[t] [a] [n] apply to: {scope}"))
-        .action("once", "Allow once")
-        .action("timed", &format!("Allow for {}", duration(q.timed_secs)))
-        .action("always", "Always allow")
-        .action("deny", "Deny")
-        .action("never", "Never allow")
-        .timeout(Timeout::Never);
-    let handle = match n.show_async().await {
-        Ok(h) => h,
-        Err(e) => {
-            if !warned.swap(true, Ordering::Relaxed) {
-                eprintln!(
-                    "hallpass: cannot show a desktop notification ({e}); the question waits: answer it with `hallpass answer` in a terminal"
-                );
-            }
-            return;
+    let summary = format!("hallpass: {who} wants to {}", words.verb);
+    let body = format!("{what}\nby: {by}\n[t] [a] [n] apply to: {scope}");
+    let actions = [
+        ("once", "Allow once".to_string()),
+        ("timed", format!("Allow for {}", duration(q.timed_secs))),
+        ("always", "Always allow".to_string()),
+        ("deny", "Deny".to_string()),
+        ("never", "Never allow".to_string()),
+    ];
+    let note = Note {
+        summary: &summary,
+        body: &body,
+        actions: &actions,
+    };
+    let shown = async {
+        let bus = Bus::connect().await.map_err(|e| e.to_string())?;
+        let server = bus.server().await.map_err(|e| e.to_string())?;
+        vet(&server).await.map_err(Refusal::Vetted)?;
+        // Followed before it is shown: a quick click must not be missed.
+        let signals = bus.follow(&server).await.map_err(|e| e.to_string())?;
+        let id = bus
+            .notify(&server, &note)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, Refusal>((bus, server, signals, id))
+    };
+    let (bus, server, mut signals, id) = match shown.await {
+        Ok(s) => s,
+        Err(Refusal::Vetted(why)) => return warn_once(&warned, &why),
+        Err(Refusal::Bus(e)) => {
+            return warn_once(
+                &warned,
+                &format!("cannot show a desktop notification ({e})"),
+            )
         }
     };
-    let (atx, arx) = oneshot::channel::<String>();
-    let elsewhere = {
-        let wait = handle.wait_for_action_async(move |r: &NotificationResponse| {
-            if let NotificationResponse::Action(a) = r {
-                let _ = atx.send(a.clone());
-            }
-        });
-        tokio::select! {
-            _ = wait => false,
-            _ = closed => true,
-        }
+    let response = tokio::select! {
+        r = signals.response(id) => Some(r),
+        _ = closed => None,
     };
     // Taken down either way: answered elsewhere, or here (some servers keep a notification
     // up after an action).
-    handle.close_async().await;
-    if elsewhere {
+    bus.close(&server, id).await;
+    // Answered elsewhere, or dismissed without a button: the question stays open for other
+    // ways to answer.
+    let Some(Response::Action(action)) = response else {
         return;
-    }
-    // Dismissed without a button: the question stays open for other ways to answer.
-    let Ok(action) = arx.await else { return };
+    };
     let word = match action.as_str() {
         "once" => Answer::Once,
         "timed" => Answer::Timed,
@@ -196,4 +255,18 @@ async fn notify(
             scope: String::new(),
         },
     );
+}
+
+/// Why a question is not shown.
+enum Refusal {
+    /// The server is not one to trust with it.
+    Vetted(String),
+    /// The bus or the server failed.
+    Bus(String),
+}
+
+impl From<String> for Refusal {
+    fn from(e: String) -> Refusal {
+        Refusal::Bus(e)
+    }
 }
