@@ -177,7 +177,7 @@ fn damages() -> Vec<Damage> {
                 let text = format!("{first}\n\u{1}\u{2}garbage\n{rest}");
                 replace_rules(s, text.as_bytes());
             },
-            says: ":2: expected `allow PATH` or `deny PATH`, found `\u{1}\u{2}garbage`; fix or remove that line",
+            says: ":2: expected `allow PATH` or `deny PATH`, found `\\x01\\x02garbage`; fix or remove that line",
         },
         Damage {
             name: "bytes that are not UTF-8",
