@@ -1,6 +1,7 @@
 //! The scope a question suggests for lasting answers ([t], [a], [n]): a directory that holds
 //! the written path and that a person would recognise as one thing (a tool's cache or config
-//! directory, a project), never `$HOME` or `/`. Pure functions over paths.
+//! directory, a project), never `$HOME` or `/`; a device is its own. Pure functions over
+//! paths.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -80,6 +81,10 @@ fn suggest_any(path: &Path, home: &Path) -> PathBuf {
             return take(Path::new(s), &names(rel), 1, 1, path);
         }
     }
+    // A device is one thing: `/dev/pts` holds every terminal of the user.
+    if path.starts_with("/dev") {
+        return path.to_path_buf();
+    }
     // Elsewhere: the directory the file is in, unless that is a top-level one (`/etc`).
     match path.parent() {
         Some(parent) if names(parent).len() >= 2 => parent.to_path_buf(),
@@ -130,6 +135,9 @@ mod tests {
         assert_eq!(s("/etc/hosts"), "/etc/hosts");
         assert_eq!(s("/usr/local/lib/x.so"), "/usr/local/lib");
         assert_eq!(s("/x"), "/x");
+        // A device, a terminal: itself, never all of `/dev/pts`.
+        assert_eq!(s("/dev/pts/3"), "/dev/pts/3");
+        assert_eq!(s("/dev/snd/pcmC0D0p"), "/dev/snd/pcmC0D0p");
         // Not the home directory, nor what holds it.
         assert_eq!(s("/home/me"), "/home/me");
         assert_eq!(s("/home/x/y"), "/home/x");
