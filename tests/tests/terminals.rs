@@ -105,6 +105,19 @@ except OSError as e:
     print("attack", path, errno.errorcode[e.errno])
 "#;
 
+/// Changes its terminal (its standard error: a background job's input is `/dev/null`) a
+/// moment after its group is orphaned, and says how that went.
+const ORPHAN: &str = r#"
+import sys, time, termios, errno
+time.sleep(1)
+try:
+    termios.tcsetattr(2, termios.TCSANOW, termios.tcgetattr(2))
+    r = "ok"
+except termios.error as e:
+    r = errno.errorcode[e.args[0]]
+print("orphan" + "ed", r, file=sys.stderr)
+"#;
+
 /// Writes `text` as `name` in the scratch directory, readable by the variant's user.
 fn script(s: &Scratch, name: &str, text: &str) -> PathBuf {
     let p = s.root.join(name);
@@ -382,6 +395,10 @@ fn the_sessions_own_terminal_changes_as_natively() {
             t.wait_for("the background job stopped", |x| x.contains("Stopped"));
             t.line("fg");
             t.wait_for("the job done in the foreground", |x| x.contains("settled"));
+            // A background group no shell would continue (orphaned): EIO, as natively.
+            let orphan = script(&s, "orphan.py", ORPHAN);
+            t.line(&format!("clear; (python3 {} &)", orphan.display()));
+            t.wait_for("the orphan refused", |x| x.contains("orphaned EIO"));
             assert!(!t.screen().contains("[o] allow once"), "{}", t.screen());
             let lines = s.log_lines(&log);
             assert!(
