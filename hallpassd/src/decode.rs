@@ -192,7 +192,8 @@ impl Decoder {
             Kind::Ioctl { fd, cmd, .. } => {
                 let fd = args[fd as usize] as i32;
                 let (own, mem) = (&*self.own, &*mem);
-                match terminal_of(t, fd, own, procs, mem, lender).map_err(err)? {
+                let change = tty_ioctl(args[cmd as usize]).is_some();
+                match terminal_of(t, fd, change, own, procs, mem, lender).map_err(err)? {
                     // The kernel refuses it on anything but the caller's own controlling
                     // terminal: nothing to ask about.
                     Some((tty, _))
@@ -208,7 +209,7 @@ impl Decoder {
                     }),
                     // No terminal: a terminal change means nothing to it (the kernel says
                     // ENOTTY); any other command is a write of the object.
-                    None if tty_ioctl(args[cmd as usize]).is_some() => Ok(Op::Pass { exec: false }),
+                    None if change => Ok(Op::Pass { exec: false }),
                     None => one(fd_path(t, fd, procs)),
                 }
             }
@@ -269,11 +270,13 @@ impl Decoder {
 /// The terminal the target's descriptor `fd` reaches, and whether it is the session's own;
 /// `None` if it is no terminal. Lite mode decides on what it finds: a device the launcher
 /// registered is known by its number at once; a pty by its number too; through `/dev/tty`,
-/// `/dev/console` or another terminal device, the descriptor is taken and asked which
-/// terminal it reaches.
+/// `/dev/console`, a pty master or `/dev/tty0` (majors 5 and 4), the descriptor is taken and
+/// asked which terminal it reaches. So is any other device for a terminal `change`; for
+/// another command (a GPU's, say) such a device is decided by its own name, as before.
 fn terminal_of(
     t: Target,
     fd: i32,
+    change: bool,
     own: &Own,
     procs: &mut ProcDirs,
     mem: &Memory,
@@ -298,8 +301,11 @@ fn terminal_of(
     if own.registered(st.st_rdev) {
         return Ok(Some((plain, true)));
     }
+    let indirect = matches!(libc::major(st.st_rdev), 4 | 5);
     let tty = if pty_index(st.st_rdev).is_some() {
         plain
+    } else if !change && !indirect {
+        return Ok(None);
     } else {
         let held = crate::perform::emulate::take_fd_of(t.tid, fd, mem, lender)
             .map_err(|e| io::Error::from_raw_os_error(e as i32))?;

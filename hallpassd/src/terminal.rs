@@ -10,10 +10,11 @@
 //! (`/dev/pts/N`, `/dev/ttyN`) is only what the policy and the person see.
 //!
 //! The session's own terminals ([`Own`]): those the launcher registered (its pty under
-//! `--prompt=ask`, else the terminal it was started on), a pty master (only the session can
-//! have made it: a master is never passed to it), and a pty whose master a process of the
-//! session holds (`script`, tmux, an agent's shell tool made it), looked for in the calling
-//! process and its ancestors up to the launcher. See ioctl_tty(2), `drivers/tty/tty_io.c`.
+//! `--prompt=ask`, else the terminal it was started on), a pty master (opening `ptmx` makes
+//! a new pty: the session made it, unless the master came from outside, a descriptor from
+//! before the session), and a pty whose master a process of the session holds (`script`,
+//! tmux, an agent's shell tool made it), looked for in the calling process and its ancestors
+//! up to the launcher. See ioctl_tty(2), `drivers/tty/tty_io.c`.
 
 mod jobs;
 

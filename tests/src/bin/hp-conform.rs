@@ -467,6 +467,31 @@ fn terminal_cases(v: &mut Vec<Case>) {
             ok,
         )
     });
+    add(v, "tty-winsz-opath", move |_| {
+        on_pty(
+            |m, _| {
+                let mut n: u32 = 0;
+                sys!(libc::SYS_ioctl, m, libc::TIOCGPTN, &mut n as *mut u32);
+                let path = cs(format!("/dev/pts/{n}"));
+                let f = sys!(libc::SYS_openat, CWD, path.as_ptr(), libc::O_PATH);
+                let ws = libc::winsize {
+                    ws_row: 33,
+                    ws_col: 44,
+                    ws_xpixel: 0,
+                    ws_ypixel: 0,
+                };
+                let r = sys!(
+                    libc::SYS_ioctl,
+                    f,
+                    libc::TIOCSWINSZ,
+                    &ws as *const libc::winsize
+                );
+                sys!(libc::SYS_close, f);
+                r
+            },
+            ok,
+        )
+    });
     add(v, "tty-tcsets-bad-fd", |_| {
         let tio = termios_of(0);
         Res::Ret(sys!(

@@ -42,6 +42,9 @@ pub(super) fn terminal_call(
     tc: &'static TtyIoctl,
 ) -> Sys<Prepared> {
     let fd = take_fd(t, a[0] as i32)?;
+    if fsops::getfl(fd.as_fd())? & libc::O_PATH != 0 {
+        return Err(Errno::EBADF);
+    }
     let Some(tty) = Tty::of_held(fd.as_fd()) else {
         // No terminal: the kernel says ENOTTY of a file, a pipe or a socket. Not made on
         // the object: a driver or file system that gives the number another meaning would
