@@ -9,9 +9,10 @@ use crate::mem::{Lender, Memory};
 use crate::resolve::{base_of, fd_path, object_of, resolve, ProcDirs, Resolved, Target};
 use crate::sys::seccomp::Notif;
 use crate::syscalls::{
-    is_write_open, Follow, Kind, Lookup, PathArg, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW,
-    AT_SYMLINK_NOFOLLOW, O_CREAT, O_EXCL, O_NOFOLLOW,
+    is_write_open, tty_ioctl, Follow, Kind, Lookup, PathArg, Syscall, AT_EMPTY_PATH,
+    AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW, O_CREAT, O_EXCL, O_NOFOLLOW, TIOCSPGRP,
 };
+use crate::terminal::{pty_index, Own, Tty};
 use std::sync::Arc;
 
 /// What a notification asks for.
@@ -66,6 +67,8 @@ pub struct Decoder {
     session: i32,
     /// Where the cwd and descriptors of the threads are read.
     procs: ProcDirs,
+    /// The session's own terminals, which the commands may change undecided.
+    own: Arc<Own>,
 }
 
 impl Decoder {
@@ -76,7 +79,13 @@ impl Decoder {
             arch: arch.audit(),
             session,
             procs: ProcDirs::new(),
+            own: Arc::new(Own::default()),
         }
+    }
+
+    /// The decoder, deciding terminal changes on the session's own terminals `own`.
+    pub fn with_terminals(self, own: Arc<Own>) -> Decoder {
+        Decoder { own, ..self }
     }
 
     /// A decoder that resolves directory descriptors through `cache` (lite mode).
@@ -180,9 +189,31 @@ impl Decoder {
                     paths,
                 })
             }
-            Kind::FdMeta { fd } | Kind::Ioctl { fd, .. } => {
-                one(fd_path(t, args[fd as usize] as i32, procs))
+            Kind::Ioctl { fd, cmd, .. } => {
+                let fd = args[fd as usize] as i32;
+                let (own, mem) = (&*self.own, &*mem);
+                let change = tty_ioctl(args[cmd as usize]).is_some();
+                match terminal_of(t, fd, change, own, procs, mem, lender).map_err(err)? {
+                    // The kernel refuses it on anything but the caller's own controlling
+                    // terminal: nothing to ask about.
+                    Some((tty, _))
+                        if args[cmd as usize] as u32 == TIOCSPGRP
+                            && crate::terminal::controlling(t.tid) != Some(tty.dev) =>
+                    {
+                        Ok(Op::Refuse(libc::ENOTTY))
+                    }
+                    Some((_, true)) => Ok(Op::Pass { exec: false }),
+                    Some((tty, false)) => Ok(Op::Write {
+                        syscall: sc.name,
+                        paths: vec![Resolved::Path(tty.path())],
+                    }),
+                    // No terminal: a terminal change means nothing to it (the kernel says
+                    // ENOTTY); any other command is a write of the object.
+                    None if change => Ok(Op::Pass { exec: false }),
+                    None => one(fd_path(t, fd, procs)),
+                }
             }
+            Kind::FdMeta { fd } => one(fd_path(t, args[fd as usize] as i32, procs)),
             Kind::Bind { addr, len } => {
                 let sa = unix_addr(t, args, addr, len, mem, lender).map_err(err)?;
                 // An abstract address (leading NUL) or another family creates no file.
@@ -234,6 +265,56 @@ impl Decoder {
             Kind::OwnDomain => Ok(Op::Pass { exec: false }),
         }
     }
+}
+
+/// The terminal the target's descriptor `fd` reaches, and whether it is the session's own;
+/// `None` if it is no terminal. Lite mode decides on what it finds: a device the launcher
+/// registered is known by its number at once; a pty by its number too; through `/dev/tty`,
+/// `/dev/console`, a pty master or `/dev/tty0` (majors 5 and 4), the descriptor is taken and
+/// asked which terminal it reaches. So is any other device for a terminal `change`; for
+/// another command (a GPU's, say) such a device is decided by its own name, as before.
+fn terminal_of(
+    t: Target,
+    fd: i32,
+    change: bool,
+    own: &Own,
+    procs: &mut ProcDirs,
+    mem: &Memory,
+    lender: &mut dyn Lender,
+) -> io::Result<Option<(Tty, bool)>> {
+    if fd < 0 {
+        return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    let st = procs
+        .stat(t.tid, &format!("fd/{fd}"))
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENOENT) => io::Error::from_raw_os_error(libc::EBADF),
+            _ => e,
+        })?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFCHR {
+        return Ok(None);
+    }
+    let plain = Tty {
+        dev: st.st_rdev,
+        master: false,
+    };
+    if own.registered(st.st_rdev) {
+        return Ok(Some((plain, true)));
+    }
+    let indirect = matches!(libc::major(st.st_rdev), 4 | 5);
+    let tty = if pty_index(st.st_rdev).is_some() {
+        plain
+    } else if !change && !indirect {
+        return Ok(None);
+    } else {
+        let held = crate::perform::emulate::take_fd_of(t.tid, fd, mem, lender)
+            .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
+        match Tty::of_held(std::os::fd::AsFd::as_fd(&held)) {
+            Some(tty) => tty,
+            None => return Ok(None),
+        }
+    };
+    Ok(Some((tty, own.owns(t.tid, tty))))
 }
 
 /// Whether a call on a process ([`Kind::OtherProcess`], [`Kind::Rlimit`]) may go on: only on

@@ -2,7 +2,7 @@
 //!
 //! The program is an allowlist. It checks the architecture and refuses the foreign ABIs (x32,
 //! and the 32-bit ABI but for its exits); lets through in the kernel the syscalls the table
-//! knows to change no file system, read-only opens and harmless ioctls; sends the writers to
+//! knows to change no file system, read-only opens and ioctls that only read; sends the writers to
 //! the daemon (`SECCOMP_RET_USER_NOTIF`); and fails everything else with an errno, `ENOSYS`
 //! for a syscall the table does not know (a newer kernel's, say). Syscalls it decides without
 //! looking at their arguments stay eligible for the kernel's per-syscall allow cache, so they
@@ -12,7 +12,7 @@ use crate::bpf::{Asm, AsmError, Cond, Label, SockFilter};
 use crate::syscalls::{
     Arch, Kind, CLONE_NEW_MOUNT_OR_USER, OPEN_WRITE_FLAGS, REFUSED_IOCTLS, RLIMIT_CORE,
     SAFE_IOCTLS, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_SET_MODE_FILTER, TABLE, TIOCGPTPEER,
-    X32_SYSCALL_BIT,
+    TIOCSCTTY, X32_SYSCALL_BIT,
 };
 
 // include/uapi/linux/seccomp.h
@@ -276,10 +276,18 @@ fn handler(a: &mut Asm, rets: &mut Returns, kind: Kind, strict: bool) {
             // A NULL path (both halves zero) changes the dirfd's own times.
             jump_if_zero(a, paths[0].path, allow, notify);
         }
-        Kind::Ioctl { cmd, .. } => {
+        Kind::Ioctl { cmd, arg, .. } => {
             // The kernel reads the command as 32 bits: high bits set change nothing.
             let eperm = rets.errno(a, libc::EPERM);
+            // TIOCSCTTY with 1 (read as an int) steals a terminal from the session that has
+            // it, the user's shell: refused. Any other TIOCSCTTY is the daemon's to decide.
+            let (sctty, other) = (a.label(), a.label());
             a.load(arg_lo(cmd));
+            a.jump(Cond::Eq, TIOCSCTTY, sctty, other);
+            a.bind(sctty);
+            a.load(arg_lo(arg));
+            a.jump(Cond::Eq, 1, eperm, notify);
+            a.bind(other);
             if strict {
                 // Opening a pty's other end: strict mode's Landlock domain would refuse the
                 // kernel's open of /dev/pts/N; the daemon makes it (perform/emulate, PtyPeer).

@@ -30,3 +30,4 @@ pub(crate) mod service;
 pub(crate) mod session;
 pub(crate) mod sys;
 pub mod syscalls;
+pub(crate) mod terminal;

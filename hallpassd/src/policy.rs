@@ -4,9 +4,10 @@
 //! Order (docs/architecture.md, "One write"): the always-denied set, then `--deny-path` and the
 //! lasting "never" rules, then grants (implicit, `--allow-path`, timed answers, lasting
 //! "always" rules), then the prompt mode for the rest. The denied paths' parent directories
-//! cannot be renamed, removed or replaced either ([`Policy::decide_syscall`]). A profile's ask
-//! entries take back what `--allow-path` and the profiles' allow entries give around them
-//! ([`Policy::allows`]).
+//! cannot be renamed, removed or replaced either, and the name of the project or `$TMPDIR`
+//! (or a directory above them) is not theirs to change ([`Policy::decide_syscall`]). A
+//! profile's ask entries take back what `--allow-path` and the profiles' allow entries give
+//! around them ([`Policy::allows`]).
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -275,6 +276,19 @@ impl Policy {
     /// ioctl): the implicit devices and the terminal are writable, not renamed, removed or
     /// changed in mode, owner or times (`chmod 600 /dev/null`, `rm /dev/full`).
     fn decide_as(&self, path: &Path, answered: &Answered, call: Call) -> (Decision, Reason) {
+        self.decide_granted(path, answered, call, true)
+    }
+
+    /// [`Policy::decide_as`]; `grants`: whether the static grants (the implicit directories
+    /// and files, `--allow-path`, profiles) may allow it, which they may not for the name of
+    /// a root ([`Policy::names_a_root`]).
+    fn decide_granted(
+        &self,
+        path: &Path,
+        answered: &Answered,
+        call: Call,
+        grants: bool,
+    ) -> (Decision, Reason) {
         let content = call.content;
         if self.protected.covers(path) {
             return (Decision::Deny, Reason::Protected);
@@ -285,12 +299,13 @@ impl Policy {
         if answered.never.covers(path) {
             return (Decision::Deny, Reason::Never);
         }
-        if self.implicit_dirs.covers(path)
-            || (content && self.implicit_files.iter().any(|f| f == path))
+        if grants
+            && (self.implicit_dirs.covers(path)
+                || (content && self.implicit_files.iter().any(|f| f == path)))
         {
             return (Decision::Allow, Reason::Implicit);
         }
-        if self.allows(path, call) {
+        if grants && self.allows(path, call) {
             return (Decision::Allow, Reason::Policy);
         }
         if answered.timed_covers(path) {
@@ -366,10 +381,24 @@ impl Policy {
         }
     }
 
+    /// Whether `dir` is the name of a root of what the session may write unasked, which is
+    /// not inside it: the project or the session's `$TMPDIR` itself, or a directory above
+    /// one of them or above an `--allow-path`. Renaming, removing or replacing it (`mv
+    /// PROJECT $TMPDIR/x && ln -s /elsewhere PROJECT`) changes what the name is for every
+    /// later session and tool that names it: the next `cd PROJECT && hallpass` would take
+    /// `/elsewhere` for the project. An `--allow-path` itself keeps its grant (a file there
+    /// is replaced by a rename when written atomically): the next session refuses one with
+    /// a symlink on the way.
+    fn names_a_root(&self, dir: &Path) -> bool {
+        self.implicit_dirs.holds(dir) || self.allowed.iter().any(|r| r != dir && is_within(r, dir))
+    }
+
     /// The decision for a syscall writing `paths`: [`Policy::decide_all`], except that a
     /// syscall that changes `names` (renames, removes, links: see
     /// [`crate::syscalls::Syscall::names`]) is denied on a parent of a denied path, whatever
-    /// else allows it; and only one that writes `content` may use the implicit devices.
+    /// else allows it, and decided like a write outside on the name of a root
+    /// ([`Policy::names_a_root`]); and only one that writes `content` may use the implicit
+    /// devices.
     pub fn decide_syscall(
         &self,
         paths: &[&Path],
@@ -433,7 +462,8 @@ impl Policy {
     ) -> (Decision, Reason, usize) {
         let mut worst = (Decision::Allow, Reason::Implicit, 0);
         for (i, p) in paths.iter().enumerate() {
-            let (d, r) = self.decide_as(p, answered, call);
+            let grants = !(call.names && self.names_a_root(p));
+            let (d, r) = self.decide_granted(p, answered, call, grants);
             let rank = |d: Decision| match d {
                 Decision::Allow => 0,
                 Decision::Ask => 1,

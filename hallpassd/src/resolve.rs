@@ -156,6 +156,17 @@ impl ProcDirs {
         }
     }
 
+    /// What the magic link `name` (`fd/N`) of thread `tid` leads to, as `stat` sees it.
+    pub fn stat(&mut self, tid: i32, name: &str) -> io::Result<libc::stat> {
+        if !self.dirs.contains_key(&tid) {
+            self.open(tid)?;
+        }
+        let name =
+            std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        crate::sys::fsops::statat(self.dirs[&tid].as_fd(), &name)
+            .map_err(|e| io::Error::from_raw_os_error(e as i32))
+    }
+
     fn read_at(&self, tid: i32, name: &str) -> io::Result<PathBuf> {
         read_link_at(Some(self.dirs[&tid].as_fd()), name.as_bytes())
     }

@@ -1,8 +1,8 @@
 //! The scope a question suggests for lasting answers ([t], [a], [n]): a directory that holds
 //! the written path and that a person would recognise as one thing (a tool's cache or config
-//! directory, a project), never `$HOME` or `/`. Pure functions over paths. What a tool's own
-//! directory is, and where every path is named, is the one rule of `hallpass_proto::places`,
-//! which `hallpass suggest` follows too.
+//! directory, a project), never `$HOME` or `/`; a device is its own. Pure functions over
+//! paths. What a tool's own directory is, and where every path is named, is the one rule of
+//! `hallpass_proto::places`, which `hallpass suggest` follows too.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -26,7 +26,8 @@ pub fn suggest(path: &Path, home: &Path) -> PathBuf {
 }
 
 fn suggest_any(path: &Path, home: &Path) -> PathBuf {
-    if places::sensitive(path, home) {
+    // A device is one thing: `/dev/pts` holds every terminal of the user.
+    if places::sensitive(path, home) || path.starts_with("/dev") {
         return path.to_path_buf();
     }
     if let Some(tool) = places::tool_dir(path, home) {
@@ -114,6 +115,9 @@ mod tests {
         assert_eq!(s("/etc/hosts"), "/etc/hosts");
         assert_eq!(s("/usr/local/lib/x.so"), "/usr/local/lib");
         assert_eq!(s("/x"), "/x");
+        // A device, a terminal: itself, never all of `/dev/pts`.
+        assert_eq!(s("/dev/pts/3"), "/dev/pts/3");
+        assert_eq!(s("/dev/snd/pcmC0D0p"), "/dev/snd/pcmC0D0p");
         // Not the home directory, nor what holds it.
         assert_eq!(s("/home/me"), "/home/me");
         assert_eq!(s("/home/x/y"), "/home/x");

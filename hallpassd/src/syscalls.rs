@@ -6,6 +6,9 @@
 //! `include/uapi/asm-generic/unistd.h` (aarch64); syscalls numbered 424 and above share one
 //! number on every architecture.
 
+mod ioctls;
+pub use ioctls::*;
+
 /// `AUDIT_ARCH_X86_64` (`include/uapi/linux/audit.h`).
 pub const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
 /// `AUDIT_ARCH_I386`: `int 0x80` from a 64-bit process, or a 32-bit program.
@@ -122,8 +125,9 @@ pub enum Kind {
     /// Metadata changes through a descriptor that need not be writable (`fchmod`, `fchown`,
     /// `fsetxattr`, `fremovexattr`). Supervised in strict mode only.
     FdMeta { fd: u8 },
-    /// `ioctl`: only the commands in [`WRITE_IOCTLS`] are sent to the daemon.
-    Ioctl { fd: u8, cmd: u8 },
+    /// `ioctl`: the commands in [`SAFE_IOCTLS`] pass, [`REFUSED_IOCTLS`] and a steal with
+    /// [`TIOCSCTTY`] fail; the rest go to the daemon.
+    Ioctl { fd: u8, cmd: u8, arg: u8 },
     /// `bind`: a Unix socket address with a path creates a file.
     Bind { addr: u8, len: u8 },
     /// `connect`: reaches a service, which may write for the caller. Strict mode decides a
@@ -226,118 +230,6 @@ pub const O_EXCL: u32 = 0o200;
 /// `O_NOFOLLOW` of the native architecture: 0o400000 on x86_64 but 0o100000 on aarch64, where
 /// 0o400000 is `O_LARGEFILE` (which Go and musl set on every open).
 pub const O_NOFOLLOW: u32 = libc::O_NOFOLLOW as u32;
-
-/// ioctl commands that change a file through a descriptor that need not be writable, or that
-/// write into one, and that strict mode knows how to perform: `FS_IOC_SETFLAGS` (and its
-/// 32-bit form), `FS_IOC_FSSETXATTR`, `FICLONE`, `FICLONERANGE`, `FIDEDUPERANGE`
-/// (`include/uapi/linux/fs.h`). Any other command not in [`SAFE_IOCTLS`] is decided as a
-/// write of the descriptor's object too; strict mode refuses those it cannot perform.
-pub const WRITE_IOCTLS: [u32; 6] = [
-    0x4008_6602, // FS_IOC_SETFLAGS = _IOW('f', 2, long)
-    0x4004_6602, // FS_IOC32_SETFLAGS = _IOW('f', 2, int)
-    0x401c_5820, // FS_IOC_FSSETXATTR = _IOW('X', 32, struct fsxattr)
-    0x4004_9409, // FICLONE = _IOW(0x94, 9, int)
-    0x4020_940d, // FICLONERANGE = _IOW(0x94, 13, struct file_clone_range)
-    0xc018_9436, // FIDEDUPERANGE = _IOWR(0x94, 54, struct file_dedupe_range)
-];
-
-/// ioctl commands refused in the kernel (`EPERM`) whatever the descriptor: `TIOCSTI` pushes
-/// bytes into a terminal's input, which the user's shell (or the prompt bar) would read as
-/// typed; `TIOCLINUX` can do the same on a virtual console (`TIOCL_PASTESEL`).
-pub const REFUSED_IOCTLS: [u32; 2] = [
-    0x5412, // TIOCSTI
-    0x541c, // TIOCLINUX
-];
-
-/// `TIOCGPTPEER` (`include/uapi/asm-generic/ioctls.h`): opens the other end of a pty from its
-/// master. Harmless, but strict mode makes it itself: its Landlock domain would refuse the
-/// kernel's open of `/dev/pts/N`.
-pub const TIOCGPTPEER: u32 = 0x5441;
-
-/// ioctl commands known to change nothing in any file system, whatever kind of object the
-/// descriptor holds: they pass in the kernel. Every other command goes to the daemon, which
-/// decides it as a write of the descriptor's object when that is a file, a directory or a
-/// device (a socket, pipe or anonymous inode has no file to protect). Only commands whose
-/// numbers no file system or block driver gives another meaning are listed: the terminal
-/// ones ('T', `include/uapi/asm-generic/ioctls.h`, the same on x86_64 and aarch64), the
-/// generic descriptor ones the VFS answers itself, and reads of file, block device and
-/// socket attributes. To add one: check that it only reads, or only changes the descriptor
-/// or a terminal, on every kind of object, and add its value with its name.
-pub const SAFE_IOCTLS: &[u32] = &[
-    // Terminals: attributes, window size, job control, pseudo-terminal set-up.
-    0x5401,      // TCGETS
-    0x5402,      // TCSETS
-    0x5403,      // TCSETSW
-    0x5404,      // TCSETSF
-    0x5405,      // TCGETA
-    0x5406,      // TCSETA
-    0x5407,      // TCSETAW
-    0x5408,      // TCSETAF
-    0x5409,      // TCSBRK
-    0x540a,      // TCXONC
-    0x540b,      // TCFLSH
-    0x540e,      // TIOCSCTTY
-    0x540f,      // TIOCGPGRP
-    0x5410,      // TIOCSPGRP
-    0x5411,      // TIOCOUTQ
-    0x5413,      // TIOCGWINSZ
-    0x5414,      // TIOCSWINSZ
-    0x5415,      // TIOCMGET
-    0x5420,      // TIOCPKT
-    0x5422,      // TIOCNOTTY
-    0x5424,      // TIOCGETD
-    0x5425,      // TCSBRKP
-    0x5429,      // TIOCGSID
-    0x802c_542a, // TCGETS2
-    0x402c_542b, // TCSETS2
-    0x402c_542c, // TCSETSW2
-    0x402c_542d, // TCSETSF2
-    0x8004_5430, // TIOCGPTN
-    0x4004_5431, // TIOCSPTLCK
-    0x8004_5432, // TIOCGDEV
-    0x8004_5438, // TIOCGPKT
-    0x8004_5439, // TIOCGPTLCK
-    0x8004_5440, // TIOCGEXCL
-    TIOCGPTPEER,
-    // The descriptor itself (the VFS answers these before any file system).
-    0x541b, // FIONREAD
-    0x5421, // FIONBIO
-    0x5450, // FIONCLEX
-    0x5451, // FIOCLEX
-    0x5452, // FIOASYNC
-    0x5460, // FIOQSIZE
-    // Reads of a file's attributes and layout.
-    0x8008_6601, // FS_IOC_GETFLAGS
-    0x8004_6601, // FS_IOC32_GETFLAGS
-    0x8008_7601, // FS_IOC_GETVERSION
-    0x801c_581f, // FS_IOC_FSGETXATTR
-    0xc020_660b, // FS_IOC_FIEMAP
-    0x8100_9431, // FS_IOC_GETFSLABEL
-    0x400c_6615, // FS_IOC_GET_ENCRYPTION_POLICY
-    // Reads of a block device's geometry.
-    0x8008_1272, // BLKGETSIZE64
-    0x1268,      // BLKSSZGET
-    0x127b,      // BLKPBSZGET
-    0x125e,      // BLKROGET
-    0x1260,      // BLKGETSIZE
-    0x1278,      // BLKIOMIN
-    0x1279,      // BLKIOOPT
-    0x127a,      // BLKALIGNOFF
-    0x8008_1270, // BLKBSZGET
-    0x127c,      // BLKDISCARDZEROES
-    0x127e,      // BLKROTATIONAL
-    // Reads of a socket's interfaces and state.
-    0x8905, // SIOCATMARK
-    0x8906, // SIOCGSTAMP
-    0x8910, // SIOCGIFNAME
-    0x8912, // SIOCGIFCONF
-    0x8913, // SIOCGIFFLAGS
-    0x8915, // SIOCGIFADDR
-    0x891b, // SIOCGIFNETMASK
-    0x8921, // SIOCGIFMTU
-    0x8927, // SIOCGIFHWADDR
-    0x8933, // SIOCGIFINDEX
-];
 
 /// `RLIMIT_CORE` (`include/uapi/asm-generic/resource.h`; the same on x86_64 and aarch64).
 pub const RLIMIT_CORE: u32 = 4;
@@ -617,7 +509,16 @@ pub static TABLE: &[Syscall] = &[
     sys("fchown", Some(93), Some(55), Kind::FdMeta { fd: 0 }),
     sys("fsetxattr", Some(190), Some(7), Kind::FdMeta { fd: 0 }),
     sys("fremovexattr", Some(199), Some(16), Kind::FdMeta { fd: 0 }),
-    sys("ioctl", Some(16), Some(29), Kind::Ioctl { fd: 0, cmd: 1 }),
+    sys(
+        "ioctl",
+        Some(16),
+        Some(29),
+        Kind::Ioctl {
+            fd: 0,
+            cmd: 1,
+            arg: 2,
+        },
+    ),
     sys("bind", Some(49), Some(200), Kind::Bind { addr: 1, len: 2 }),
     // What cannot be supervised.
     sys(

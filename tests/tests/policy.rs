@@ -478,3 +478,74 @@ fn a_mkdir_of_a_directory_that_is_there_asks_nothing() {
         }
     }
 }
+
+/// Regression: in lite mode the command moved the project into its `$TMPDIR` and put a
+/// symlink to a directory outside in its place, so the next `cd PROJECT && hallpass` (and
+/// every tool naming the project) wrote there. The project's own name, `$TMPDIR`'s, and a
+/// directory above them are decided like writes outside; renames and writes inside are not.
+#[test]
+fn the_project_keeps_its_name() {
+    for v in variants() {
+        for mode in MODES {
+            let s = Scratch::new("projname", v);
+            let log = s.root.join("w.jsonl");
+            let (p, o) = (s.project.display(), s.outside.display());
+            let parent = s.root.display();
+            let script = format!(
+                "cd /; echo \"$TMPDIR\" >&2; \
+                 mv {p} \"$TMPDIR/x\"; echo mv=$?; \
+                 ln -sT {o} {p}; echo ln=$?; \
+                 rmdir {p}; echo rmdir=$?; \
+                 mv {parent} {parent}.moved; echo parent=$?; \
+                 mv \"$TMPDIR\" {p}/t; echo tmpdir=$?; \
+                 echo inside > {p}/f; echo write=$?; \
+                 mv {p}/f {p}/g; echo rename=$?"
+            );
+            let out = sh(
+                &s,
+                &[mode, "--prompt=deny", &format!("--log={}", log.display())],
+                &script,
+            );
+            let ctx = format!("{v:?} {mode}: {}", stderr(&out));
+            assert_eq!(
+                stdout(&out),
+                "mv=1\nln=1\nrmdir=1\nparent=1\ntmpdir=1\nwrite=0\nrename=0\n",
+                "{ctx}"
+            );
+            for cmd in ["mv", "ln", "rmdir"] {
+                assert!(stderr(&out).contains(&format!("{cmd}: ")), "{ctx}");
+            }
+            assert_eq!(
+                stderr(&out).matches("Permission denied").count(),
+                5,
+                "{ctx}"
+            );
+            let md = std::fs::symlink_metadata(&s.project).unwrap();
+            assert!(md.is_dir(), "{ctx}");
+            assert_eq!(
+                std::fs::read_to_string(s.project.join("g")).unwrap(),
+                "inside\n"
+            );
+            assert!(!s.project.join("t").exists(), "{ctx}");
+            let lines = s.log_lines(&log);
+            let denied = |path: &str| {
+                lines.iter().any(|l| {
+                    l["path"] == path && l["decision"] == "deny" && l["reason"] == "unattended"
+                })
+            };
+            let project = s.project.to_str().unwrap();
+            assert!(denied(project), "{ctx}: {lines:?}");
+            // The scratch directory holds the daemon's runtime directory: protected too.
+            let parent = s.root.to_str().unwrap();
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l["path"] == parent && l["decision"] == "deny"),
+                "{ctx}: {lines:?}"
+            );
+            let tmpdir = stderr(&out).lines().next().unwrap_or_default().to_string();
+            assert!(tmpdir.starts_with("/tmp/hallpass-"), "{ctx}");
+            assert!(denied(&tmpdir), "{ctx}: {lines:?}");
+        }
+    }
+}

@@ -70,7 +70,7 @@ pub fn cut_right(s: &str, width: usize) -> String {
 pub struct Words {
     /// `node (pid 41237)`, or `pid 41237` without a name.
     pub who: String,
-    /// `write`, `connect to` or `send to`.
+    /// `write`, `connect to`, `send to` or `change the settings of`.
     pub verb: &'static str,
     /// Every path the answer is for (both of a rename), and the service for a connection.
     pub what: String,
@@ -100,6 +100,8 @@ impl Words {
             "sendto" | "sendmsg" | "sendmmsg" => {
                 ("send to", format!("{paths} ({})", clean(&q.service)))
             }
+            // An ioctl on a terminal changes its settings, size or foreground group.
+            "ioctl" if is_terminal(&q.path) => ("change the settings of", paths),
             _ => ("write", paths),
         };
         let by = q
@@ -116,6 +118,11 @@ impl Words {
             scope: clean(&scope.to_string_lossy()),
         }
     }
+}
+
+/// Whether the daemon named a terminal: its ioctls on one are a terminal's settings.
+fn is_terminal(p: &str) -> bool {
+    p.starts_with("/dev/pts/") || p.starts_with("/dev/tty") || p == "/dev/console"
 }
 
 #[cfg(test)]
@@ -163,6 +170,21 @@ mod tests {
                 "a ← b"
             )
         );
+    }
+
+    #[test]
+    fn a_terminal_ioctl_is_a_change_of_its_settings() {
+        let q = |path: &str| Question {
+            pid: 7,
+            path: path.into(),
+            syscall: "ioctl".into(),
+            ..Default::default()
+        };
+        let verb = |path: &str| Words::of(&q(path), Path::new(path), &clean).verb;
+        assert_eq!(verb("/dev/pts/3"), "change the settings of");
+        assert_eq!(verb("/dev/tty1"), "change the settings of");
+        // An ioctl on a file writes it (inode flags, a clone).
+        assert_eq!(verb("/home/u/f"), "write");
     }
 
     #[test]

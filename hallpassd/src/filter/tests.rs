@@ -1,6 +1,6 @@
 use super::*;
 use crate::bpf::run;
-use crate::syscalls::{AUDIT_ARCH_I386, O_PATH, WRITE_IOCTLS};
+use crate::syscalls::{AUDIT_ARCH_I386, O_PATH, TTY_IOCTLS, WRITE_IOCTLS};
 
 fn data(arch: u32, nr: u32, args: [u64; 6]) -> Vec<u8> {
     let mut d = Vec::new();
@@ -164,7 +164,26 @@ fn ioctls_pass_only_when_known_harmless() {
             for c in [0x4008_7602u64, 0x800c_6613, 0x4100_9432, 0, 0xdead_beef] {
                 assert_eq!(ioctl(c), SECCOMP_RET_USER_NOTIF, "{c:#x}");
             }
-            // Keystrokes pushed into a terminal: refused, whatever the high bits say.
+            // A terminal's settings, size, foreground group... are the daemon's to decide on
+            // the terminal the descriptor reaches; reads of them stay in the kernel.
+            for t in TTY_IOCTLS {
+                for arg in [0u64, 2, 1 << 32] {
+                    let got = decide(arch, cov, "ioctl", [1, t.cmd as u64, arg, 0, 0, 0]);
+                    assert_eq!(got, SECCOMP_RET_USER_NOTIF, "{} {arg:#x}", t.name);
+                }
+            }
+            for c in [0x5401u64, 0x5413, 0x802c_542a, 0x8004_5432] {
+                assert_eq!(ioctl(c), SECCOMP_RET_ALLOW, "{c:#x}");
+            }
+            // Stealing a terminal (TIOCSCTTY with 1, read as an int): refused in the filter.
+            let sctty = |arg: u64| decide(arch, cov, "ioctl", [1, 0x540e, arg, 0, 0, 0]);
+            assert_eq!(sctty(1), eperm);
+            assert_eq!(sctty(1 | 1 << 32), eperm);
+            assert_eq!(sctty(0x1_0000_0001 | 0xffff_0000 << 32), eperm);
+            assert_eq!(sctty(0), SECCOMP_RET_USER_NOTIF);
+            assert_eq!(sctty(0x100), SECCOMP_RET_USER_NOTIF);
+            // Keystrokes pushed into a terminal, the console sent elsewhere: refused,
+            // whatever the high bits say.
             for c in REFUSED_IOCTLS {
                 assert_eq!(ioctl(c as u64), eperm, "{c:#x}");
                 assert_eq!(ioctl(c as u64 | 1 << 32), eperm, "{c:#x} | 1 << 32");

@@ -370,3 +370,69 @@ fn two_paths_take_the_worst() {
         (Decision::Ask, Reason::Policy, 1)
     );
 }
+
+/// Regression: in lite mode a command moved the project into its `$TMPDIR` and put a symlink
+/// to a directory outside in its place; the next `cd PROJECT && hallpass` wrote there.
+#[test]
+fn the_names_of_the_project_and_tmpdir_are_not_theirs() {
+    let never = PathSet::default();
+    let always = PathSet::new(["/home/me/work".into()]);
+    for prompt in [Prompt::Ask, Prompt::Allow, Prompt::Deny] {
+        let p = Policy {
+            protected: PathSet::new(["/home/me/.config/hallpass".into()]),
+            denied: PathSet::default(),
+            allowed: PathSet::new(["/home/me/.cache/tool".into(), "/srv/a/b".into()]),
+            allowed_patterns: Vec::new(),
+            asked: Vec::new(),
+            implicit_dirs: PathSet::new(["/home/me/src/proj".into(), "/tmp/hallpass-1".into()]),
+            implicit_files: vec!["/dev/null".into()],
+            services: PathSet::default(),
+            prompt,
+        };
+        let by_prompt = p.decide(Path::new("/elsewhere"), &Answered::none());
+        let a = Answered {
+            never: &never,
+            always: &always,
+            ..Answered::none()
+        };
+        let d = |call: Call, paths: &[&str]| {
+            let paths: Vec<&Path> = paths.iter().map(Path::new).collect();
+            let (d, r, i) = p.decide_syscall(&paths, call, &a);
+            ((d, r), i)
+        };
+        let outside = (by_prompt, 0);
+        // `mv PROJECT $TMPDIR/x`, `rmdir PROJECT`, `ln -s /outside PROJECT`, a rename onto it.
+        let (project, tmp) = ("/home/me/src/proj", "/tmp/hallpass-1/x");
+        assert_eq!(d(NAMES, &[project, tmp]), outside, "{prompt:?}");
+        assert_eq!(d(NAMES, &[project]), outside, "{prompt:?}");
+        assert_eq!(d(NAMES, &[tmp, project]), (by_prompt, 1), "{prompt:?}");
+        // $TMPDIR's own name, a directory above either, or above an --allow-path.
+        assert_eq!(d(NAMES, &["/tmp/hallpass-1"]), outside, "{prompt:?}");
+        assert_eq!(d(NAMES, &["/home/me/src"]), outside, "{prompt:?}");
+        assert_eq!(d(NAMES, &["/srv/a"]), outside, "{prompt:?}");
+        // A person's lasting answer still covers it.
+        assert_eq!(
+            d(NAMES, &["/home/me/work"]),
+            ((Decision::Allow, Reason::Always), 0)
+        );
+        // Inside: renames, removals and links as before; the roots' other writes too.
+        let implicit = ((Decision::Allow, Reason::Implicit), 0);
+        assert_eq!(
+            d(NAMES, &["/home/me/src/proj/a", "/home/me/src/proj/b"]),
+            implicit
+        );
+        assert_eq!(d(NAMES, &["/home/me/src/proj/a", tmp]), implicit);
+        assert_eq!(d(NAMES, &["/home/me/src/proj/sub"]), implicit);
+        assert_eq!(d(OPEN, &["/home/me/src/proj/f"]), implicit);
+        assert_eq!(d(OPEN, &[project]), implicit);
+        let metadata = Call {
+            content: false,
+            ..OPEN
+        };
+        assert_eq!(d(metadata, &[project]), implicit);
+        // An --allow-path itself keeps its grant: a file there is replaced atomically.
+        let policy = ((Decision::Allow, Reason::Policy), 0);
+        assert_eq!(d(NAMES, &["/home/me/.cache/tool"]), policy);
+        assert_eq!(d(NAMES, &["/home/me/.cache/tool/x"]), policy);
+    }
+}

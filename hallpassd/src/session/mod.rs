@@ -161,6 +161,9 @@ pub struct Shared {
     waiting: std::sync::atomic::AtomicUsize,
     /// The session's terminals.
     ttys: Vec<PathBuf>,
+    /// The same by device, and the ptys the session made: the terminals its commands may
+    /// change undecided.
+    own: Arc<crate::terminal::Own>,
     /// Strict mode: what the command's Landlock domain lets it write. The kernel makes the
     /// writes the policy allows inside it; the daemon performs the rest.
     landlock: PathSet,

@@ -127,6 +127,7 @@ impl Supervisor<'_> {
                 lite: !self.strict,
                 session: info.pid.load(Ordering::Relaxed),
                 ttys: &shared.ttys,
+                own: &shared.own,
                 mem: &mut self.mem,
                 lender: &mut self.lender,
                 descs: &self.dircache,

@@ -29,6 +29,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
             .filter(|p| strict && roots.contains(p)),
     );
     info.landlock.store(!landlock.is_empty(), Ordering::Relaxed);
+    let own = Arc::new(crate::terminal::Own::new(&ttys, info.launcher_pid));
     let shared = Arc::new(Shared {
         info: info.clone(),
         policy,
@@ -41,6 +42,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         journal: a.journal,
         waiting: std::sync::atomic::AtomicUsize::new(0),
         ttys,
+        own: own.clone(),
         landlock,
     });
     // The paths of descriptors are kept (in strict mode only for what the kernel checks
@@ -54,7 +56,8 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
             Arch::native(),
             info.pid.load(Ordering::Relaxed),
             dircache.clone(),
-        ),
+        )
+        .with_terminals(own),
         dircache,
         mem: Memory::new(lend),
         lender: ControlLender(control),

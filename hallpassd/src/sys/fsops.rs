@@ -143,6 +143,15 @@ pub fn identity(fd: BorrowedFd<'_>) -> Sys<Identity> {
     held_stat(fd).map(|h| h.id)
 }
 
+/// `fstatat(dir, name, 0)`: symlinks followed, magic links too.
+pub fn statat(dir: BorrowedFd<'_>, name: &CStr) -> Sys<libc::stat> {
+    // SAFETY: as in `fstat`.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` is NUL-terminated and `st` is a live, writable `struct stat`.
+    unit(unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, 0) } as _)?;
+    Ok(st)
+}
+
 /// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`.
 pub fn lstatat(dir: BorrowedFd<'_>, name: &CStr) -> Sys<libc::stat> {
     // SAFETY: as in `fstat`.

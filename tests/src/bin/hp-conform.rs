@@ -283,6 +283,252 @@ fn add(
     v.last_mut().unwrap()
 }
 
+/// A pseudo-terminal of the case's own: its master and its other end, unlocked.
+fn pty() -> (i64, i64) {
+    let m = sys!(
+        libc::SYS_openat,
+        CWD,
+        c"/dev/ptmx".as_ptr(),
+        libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC
+    );
+    let unlock: i32 = 0;
+    sys!(libc::SYS_ioctl, m, libc::TIOCSPTLCK, &unlock as *const i32);
+    let t = sys!(
+        libc::SYS_ioctl,
+        m,
+        libc::TIOCGPTPEER,
+        libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC
+    );
+    (m, t)
+}
+
+/// `op` on a fresh pty (its master, its other end), then `check` of what it changed,
+/// reading from the other end: its result if the change is seen, else -999.
+fn on_pty(op: impl Fn(i64, i64) -> i64, check: impl Fn(i64) -> bool) -> Res {
+    let (m, t) = pty();
+    let r = op(m, t);
+    let seen = r < 0 || check(t);
+    for fd in [m, t] {
+        sys!(libc::SYS_close, fd);
+    }
+    Res::Ret(if seen { r } else { -999 })
+}
+
+fn termios_of(t: i64) -> libc::termios {
+    // SAFETY: an all-zero termios is a valid value; the kernel fills it.
+    let mut tio: libc::termios = unsafe { std::mem::zeroed() };
+    sys!(
+        libc::SYS_ioctl,
+        t,
+        libc::TCGETS,
+        &mut tio as *mut libc::termios
+    );
+    tio
+}
+
+fn rows_of(t: i64) -> u16 {
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    sys!(
+        libc::SYS_ioctl,
+        t,
+        libc::TIOCGWINSZ,
+        &mut ws as *mut libc::winsize
+    );
+    ws.ws_row
+}
+
+/// The terminal commands on a pty the process made (its own: strict mode makes them on the
+/// descriptor it took), and on what is no terminal.
+fn terminal_cases(v: &mut Vec<Case>) {
+    for (name, cmd) in [
+        ("tty-tcsets", libc::TCSETS),
+        ("tty-tcsetsw", libc::TCSETSW),
+        ("tty-tcsetsf", libc::TCSETSF),
+    ] {
+        add(v, name, move |_| {
+            on_pty(
+                |_, t| {
+                    let mut tio = termios_of(t);
+                    tio.c_lflag &= !libc::ECHO;
+                    sys!(libc::SYS_ioctl, t, cmd, &tio as *const libc::termios)
+                },
+                |t| termios_of(t).c_lflag & libc::ECHO == 0,
+            )
+        });
+    }
+    add(v, "tty-tcsets2", |_| {
+        on_pty(
+            |_, t| {
+                // SAFETY: an all-zero termios2 is a valid value; the kernel fills it.
+                let mut tio: libc::termios2 = unsafe { std::mem::zeroed() };
+                sys!(
+                    libc::SYS_ioctl,
+                    t,
+                    libc::TCGETS2,
+                    &mut tio as *mut libc::termios2
+                );
+                tio.c_lflag &= !libc::ICANON;
+                sys!(
+                    libc::SYS_ioctl,
+                    t,
+                    libc::TCSETS2,
+                    &tio as *const libc::termios2
+                )
+            },
+            |t| termios_of(t).c_lflag & libc::ICANON == 0,
+        )
+    });
+    for (name, through_master) in [("tty-winsz", false), ("tty-winsz-master", true)] {
+        add(v, name, move |_| {
+            on_pty(
+                |m, t| {
+                    let ws = libc::winsize {
+                        ws_row: 33,
+                        ws_col: 44,
+                        ws_xpixel: 0,
+                        ws_ypixel: 0,
+                    };
+                    let fd = if through_master { m } else { t };
+                    sys!(
+                        libc::SYS_ioctl,
+                        fd,
+                        libc::TIOCSWINSZ,
+                        &ws as *const libc::winsize
+                    )
+                },
+                |t| rows_of(t) == 33,
+            )
+        });
+    }
+    let ok = |_: i64| true;
+    add(v, "tty-tcflsh", move |_| {
+        on_pty(
+            |_, t| sys!(libc::SYS_ioctl, t, libc::TCFLSH, libc::TCIOFLUSH),
+            ok,
+        )
+    });
+    add(v, "tty-tcflsh-bad", move |_| {
+        on_pty(|_, t| sys!(libc::SYS_ioctl, t, libc::TCFLSH, 7), ok)
+    });
+    add(v, "tty-tcxonc", move |_| {
+        on_pty(
+            |_, t| {
+                sys!(libc::SYS_ioctl, t, libc::TCXONC, libc::TCOOFF);
+                sys!(libc::SYS_ioctl, t, libc::TCXONC, libc::TCOON)
+            },
+            ok,
+        )
+    });
+    add(v, "tty-tcsbrk", move |_| {
+        on_pty(|_, t| sys!(libc::SYS_ioctl, t, libc::TCSBRK, 1), ok)
+    });
+    add(v, "tty-excl", |_| {
+        on_pty(
+            |_, t| sys!(libc::SYS_ioctl, t, libc::TIOCEXCL),
+            |t| {
+                let mut on: i32 = 0;
+                sys!(libc::SYS_ioctl, t, libc::TIOCGEXCL, &mut on as *mut i32);
+                on == 1
+            },
+        )
+    });
+    add(v, "tty-pkt", move |_| {
+        let on: i32 = 1;
+        on_pty(
+            |m, _| sys!(libc::SYS_ioctl, m, libc::TIOCPKT, &on as *const i32),
+            ok,
+        )
+    });
+    add(v, "tty-setd", move |_| {
+        let ntty: i32 = 0;
+        on_pty(
+            |_, t| sys!(libc::SYS_ioctl, t, libc::TIOCSETD, &ntty as *const i32),
+            ok,
+        )
+    });
+    add(v, "tty-spgrp-not-ctty", move |_| {
+        let pg = sys!(libc::SYS_getpgid, 0) as i32;
+        on_pty(
+            |_, t| sys!(libc::SYS_ioctl, t, libc::TIOCSPGRP, &pg as *const i32),
+            ok,
+        )
+    });
+    add(v, "tty-tcsets-efault", move |_| {
+        on_pty(|_, t| sys!(libc::SYS_ioctl, t, libc::TCSETS, 8usize), ok)
+    });
+    add(v, "tty-winsz-efault", move |_| {
+        on_pty(
+            |_, t| sys!(libc::SYS_ioctl, t, libc::TIOCSWINSZ, 8usize),
+            ok,
+        )
+    });
+    add(v, "tty-winsz-opath", move |_| {
+        on_pty(
+            |m, _| {
+                let mut n: u32 = 0;
+                sys!(libc::SYS_ioctl, m, libc::TIOCGPTN, &mut n as *mut u32);
+                let path = cs(format!("/dev/pts/{n}"));
+                let f = sys!(libc::SYS_openat, CWD, path.as_ptr(), libc::O_PATH);
+                let ws = libc::winsize {
+                    ws_row: 33,
+                    ws_col: 44,
+                    ws_xpixel: 0,
+                    ws_ypixel: 0,
+                };
+                let r = sys!(
+                    libc::SYS_ioctl,
+                    f,
+                    libc::TIOCSWINSZ,
+                    &ws as *const libc::winsize
+                );
+                sys!(libc::SYS_close, f);
+                r
+            },
+            ok,
+        )
+    });
+    add(v, "tty-tcsets-bad-fd", |_| {
+        let tio = termios_of(0);
+        Res::Ret(sys!(
+            libc::SYS_ioctl,
+            9999,
+            libc::TCSETS,
+            &tio as *const libc::termios
+        ))
+    });
+    add(v, "tty-tcsets-file", |_| {
+        let f = hfd("file", libc::O_RDONLY);
+        // SAFETY: an all-zero termios is a valid value.
+        let tio: libc::termios = unsafe { std::mem::zeroed() };
+        Res::Ret(sys!(
+            libc::SYS_ioctl,
+            f,
+            libc::TCSETS,
+            &tio as *const libc::termios
+        ))
+    });
+    add(v, "tty-winsz-fifo", |_| {
+        let f = hfd("fifo", libc::O_RDWR | libc::O_NONBLOCK);
+        let ws = libc::winsize {
+            ws_row: 1,
+            ws_col: 1,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        Res::Ret(sys!(
+            libc::SYS_ioctl,
+            f,
+            libc::TIOCSWINSZ,
+            &ws as *const libc::winsize
+        ))
+    });
+}
+
 /// The umask some cases set, to prove the target's own is honoured.
 const U027: u32 = 0o027;
 
@@ -2793,6 +3039,8 @@ fn cases() -> Vec<Case> {
         let dst = hfd("file", libc::O_WRONLY);
         sys!(libc::SYS_ioctl, dst, FICLONE, src)
     });
+
+    terminal_cases(v);
 
     // ---- bind(2) of AF_UNIX sockets ----
     add(v, "bind-rel", |_| bind_to(b"sock"));

@@ -202,19 +202,23 @@ pub(super) fn fd_call(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<(OwnedFd, 
 /// itself: a socket to bind, a file for an ioctl. Where the daemon may not take it (Yama
 /// `ptrace_scope=1` and not root), `EPERM`.
 pub(in crate::perform) fn take_fd(t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
+    take_fd_of(t.tid, fd, t.mem, t.lender)
+}
+
+/// [`take_fd`] of thread `tid`, for a caller with no [`Target`] (lite mode's decoder).
+pub fn take_fd_of(tid: i32, fd: i32, mem: &Memory, lender: &mut dyn Lender) -> Sys<OwnedFd> {
     if fd < 0 {
         return Err(Errno::EBADF);
     }
     // Where the daemon may not take it (Yama), the launcher, an ancestor, can.
-    let own = if t.mem.lends() {
+    let own = if mem.lends() {
         Err(Errno::EPERM)
     } else {
-        getfd(t.tid, fd)
+        getfd(tid, fd)
     };
     match own {
-        Err(Errno::EPERM) | Err(Errno::EACCES) => t
-            .lender
-            .lend_fd(t.tid, fd)
+        Err(Errno::EPERM) | Err(Errno::EACCES) => lender
+            .lend_fd(tid, fd)
             .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EPERM))),
         r => r,
     }

@@ -37,6 +37,7 @@ impl Action {
             }
             Action::Reopen { obj, flags, .. } => (fsops::fstat(obj.as_fd()), *flags),
             Action::Connect(c) => return c.may_block(),
+            Action::Terminal(c) => return c.may_block(),
             _ => return false,
         };
         let fifo = st.is_ok_and(|st| is_fifo(&st));
@@ -283,6 +284,8 @@ impl Action {
                     Err(e) => Reply::Fail(e as i32),
                 })
             }
+            Action::Terminal(c) => Outcome::Reply(c.perform(tid)),
+            Action::Continue => Outcome::Reply(Reply::Continue),
             Action::FileSetattr { obj, attr, size } => match obj {
                 Obj::Held(fd) => {
                     fsops::file_setattr(None, &walk::self_path(fd.as_fd()), attr, *size, 0).into()

@@ -295,6 +295,9 @@ fn ioctl_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
             flags: a[2] as i32,
         }));
     }
+    if let Some(tc) = crate::syscalls::tty_ioctl(a[1]) {
+        return super::tty::terminal_call(Call { name, a, t, w }, tc);
+    }
     if !WRITE_IOCTLS.contains(&cmd) {
         // Another command the filter does not know to be harmless. Its argument's
         // layout is unknown, so it cannot be performed on the daemon's copy (a

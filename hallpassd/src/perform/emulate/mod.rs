@@ -12,17 +12,18 @@
 //! target's umask is applied, and the daemon acts with its credentials (`creds.rs`).
 //!
 //! Here the types; `calls.rs` prepares each family of syscalls (`meta.rs` those that change
-//! metadata), `args.rs` reads and looks up their arguments, `call.rs` makes the call and
-//! answers.
+//! metadata, `tty.rs` a terminal's settings), `args.rs` reads and looks up their arguments,
+//! `call.rs` makes the call and answers.
 
 mod args;
 mod call;
 mod calls;
 mod meta;
+mod tty;
 
-pub use args::OPEN_RETRIES;
 use args::*;
 pub(in crate::perform) use args::{held_res, read_bytes, start_for, take_fd};
+pub use args::{take_fd_of, OPEN_RETRIES};
 
 pub use call::{answer, Outcome};
 pub use calls::prepare;
@@ -162,6 +163,11 @@ pub enum Action {
         cmd: u32,
         arg: Arg,
     },
+    /// A change of a terminal's settings, size... (`tty.rs`).
+    Terminal(tty::TtyChange),
+    /// Left to the kernel once allowed: a call whose effect it confines itself
+    /// (`TIOCSPGRP`, `TIOCSCTTY`: see `tty.rs`).
+    Continue,
     FileSetattr {
         obj: Obj,
         attr: Vec<u8>,
@@ -215,6 +221,8 @@ pub struct Target<'a> {
     pub session: i32,
     /// The session's terminals (the pty hallpass made, or the one it was started on).
     pub ttys: &'a [PathBuf],
+    /// The same by device, and the ptys the session made ([`crate::terminal::Own`]).
+    pub own: &'a crate::terminal::Own,
     pub mem: &'a mut Memory,
     pub lender: &'a mut dyn Lender,
     /// The session's kept decision paths of descriptors ([`crate::dircache`]).
