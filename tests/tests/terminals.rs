@@ -464,16 +464,22 @@ print("hits", hits)
             assert_eq!(stty(&h.a, &["size"]), "24 80", "{v:?}");
         }
     }
-    // The race is real: natively the other terminal is hit.
+    // The race is real: natively the other terminal is hit (in one of a few rounds: on a
+    // loaded machine the threads can miss each other for a whole round).
     let s = Scratch::new("tty-race-native", v);
     let h = Holder::start(&s);
     let p = script(&s, "race.py", RACE);
-    let out = run(s.command("python3").arg(&p).arg(&h.a).arg(n));
-    let native: u64 = stdout(&out)
-        .trim()
-        .trim_start_matches("hits ")
-        .parse()
-        .unwrap();
+    let native: u64 = (0..10)
+        .map(|_| {
+            let out = run(s.command("python3").arg(&p).arg(&h.a).arg(n));
+            stdout(&out)
+                .trim()
+                .trim_start_matches("hits ")
+                .parse::<u64>()
+                .unwrap()
+        })
+        .find(|&hits| hits > 0)
+        .unwrap_or(0);
     eprintln!("native: {native} of {n}");
-    assert!(native > 0, "the race never hit natively");
+    assert!(native > 0, "the race never hit natively in 10 rounds");
 }
