@@ -1,6 +1,7 @@
 //! `hallpass`: the thin command-line client. Launches commands under supervision and talks to
 //! `hallpassd`; every decision is the daemon's.
 
+mod acks;
 mod answer;
 mod api;
 mod bar;

@@ -12,15 +12,25 @@
 //! the state they leave the terminal in ([`Drawing`]), so that the bar is drawn from a known
 //! state ([`NEUTRAL`]) and the command's is given back afterwards ([`Drawing::restore`]).
 //! Character sets are translated here (DEC line drawing to Unicode), so the terminal's never
-//! change. See ECMA-48, and xterm's ctlseqs for the private modes.
+//! change; so are the few sequences the screen model does not follow into ones it does
+//! (index and next line, the SCO and 1048 cursor saves, relative positioning, forward tabs),
+//! so that what it redraws after the bar is what the terminal showed. The filter counts the
+//! device attribute queries it passes (DA1), whose answers are the command's. See ECMA-48,
+//! and xterm's ctlseqs for the private modes.
 
 use vte::{Params, Parser, Perform};
 
 /// Puts the terminal in the state the bar is drawn in, whatever the command left: the whole
 /// screen as scroll region, origin mode, insert mode and autowrap off, no left/right margins,
-/// the ASCII character set, plain attributes, no hyperlink open (the bar is no link). The
-/// cursor ends at the top left (setting the scroll region homes it).
-pub const NEUTRAL: &str = "\x1b[?69l\x1b[r\x1b[?6l\x1b[4l\x1b[?7l\x0f\x1b(B\x1b[0m\x1b]8;;\x1b\\";
+/// the ASCII character set and the primary font (SGR 10: the Linux console keeps 11 and 12
+/// past SGR 0), plain attributes, no hyperlink open (the bar is no link). The cursor ends
+/// at the top left (setting the scroll region homes it).
+pub const NEUTRAL: &str =
+    "\x1b[?69l\x1b[r\x1b[?6l\x1b[4l\x1b[?7l\x0f\x1b(B\x1b[0m\x1b[10m\x1b]8;;\x1b\\";
+
+/// A primary device attributes query (DA1): every terminal answers it, in order with what
+/// it was sent after, so its answer says the terminal has shown all that came before.
+pub const DA1: &str = "\x1b[c";
 
 /// The drawing state the command's output left in the terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,6 +135,8 @@ struct Emit {
     saved: Saved,
     /// The screen's height, to tell a valid scroll region from one the terminal ignores.
     rows: u16,
+    /// DA1 queries passed since [`Filter::take_queries`] last asked.
+    queries: usize,
 }
 
 impl Filter {
@@ -137,6 +149,7 @@ impl Filter {
                 charsets: Charsets::default(),
                 saved: Saved::default(),
                 rows,
+                queries: 0,
             },
         }
     }
@@ -159,6 +172,12 @@ impl Filter {
         std::mem::take(&mut self.emit.out)
     }
 
+    /// How many DA1 queries passed since the last call: the terminal's answers to them
+    /// are the command's.
+    pub fn take_queries(&mut self) -> usize {
+        std::mem::take(&mut self.emit.queries)
+    }
+
     /// The drawing state what passed so far left the terminal in.
     pub fn drawing(&self) -> Drawing {
         self.emit.drawing
@@ -169,15 +188,17 @@ impl Filter {
 const CONTROLS: &[u8] = b"\x07\x08\x09\x0a\x0b\x0c\x0d";
 
 /// CSI finals without a private marker or intermediate that pass as they are: cursor
-/// movement, erasing, inserting and deleting, scrolling, tabs, attributes, and the device's
-/// reports (the answers come back as input for the command).
-const PLAIN_CSI: &str = "@ABCDEFGHIJKLMPSTXZ`abcdefgmn";
+/// movement, erasing, inserting and deleting, scrolling, attributes, and the device's
+/// reports (the answers come back as input for the command). Tab stops set or cleared
+/// (`ESC H`, `CSI g`) and backward tabs (`CSI Z`), which the screen model does not follow,
+/// are dropped.
+const PLAIN_CSI: &str = "@ABCDEFGHJKLMPSTX`bdfmn";
 
 /// DEC private modes that pass, besides the tracked ones (6, 7) and the screen switches:
 /// cursor keys, mouse reporting and its encodings, cursor blinking and visibility, focus
 /// events, alternate scroll, bracketed paste, synchronized updates (ended before each bar).
 const DEC_MODES: &[u16] = &[
-    1, 9, 12, 25, 47, 1000, 1002, 1003, 1004, 1005, 1006, 1007, 1015, 1047, 1048, 1049, 2004, 2026,
+    1, 9, 12, 25, 47, 1000, 1002, 1003, 1004, 1005, 1006, 1007, 1015, 1049, 2004, 2026,
 ];
 
 /// Window operations that pass: the title stack (22, 23) and reports of sizes (14, 16, 18),
@@ -248,7 +269,20 @@ impl Emit {
             match mode {
                 6 => self.drawing.origin = set,
                 7 => self.drawing.autowrap = set,
-                1048 => self.save_or_restore(set),
+                // As DECSC and DECRC, which the screen model follows.
+                1048 => {
+                    self.save_or_restore(set);
+                    self.out
+                        .extend_from_slice(if set { b"\x1b7" } else { b"\x1b8" });
+                    continue;
+                }
+                // The alternate screen without the cursor's save: as 47, which the screen
+                // model follows.
+                1047 => {
+                    self.out
+                        .extend_from_slice(if set { b"\x1b[?47h" } else { b"\x1b[?47l" });
+                    continue;
+                }
                 1049 if set => self.save_or_restore(true),
                 m if DEC_MODES.contains(m) => {}
                 _ => continue,
@@ -329,9 +363,22 @@ impl Perform for Emit {
             ([], 'r') => self.margins(params),
             ([], 'h' | 'l') => self.ansi_modes(params, c == 'h'),
             ([b'?'], 'h' | 'l') => self.dec_modes(params, c == 'h'),
-            // SCOSC/SCORC: xterm saves and restores as DECSC and DECRC do.
+            // SCOSC/SCORC: xterm saves and restores as DECSC and DECRC do, and so they go.
             ([], 's' | 'u') => {
                 self.save_or_restore(c == 's');
+                self.out
+                    .extend_from_slice(if c == 's' { b"\x1b7" } else { b"\x1b8" });
+            }
+            // Relative positioning (HPR, VPR) as the cursor moves the model follows (CUF,
+            // CUD); forward tabs (CHT) as tabs.
+            ([], 'a') => self.push_csi(params, inter, 'C'),
+            ([], 'e') => self.push_csi(params, inter, 'B'),
+            ([], 'I') => {
+                let n = first.unwrap_or(1).clamp(1, 512) as usize;
+                self.out.extend(std::iter::repeat_n(b'\t', n));
+            }
+            ([], 'c') if first.unwrap_or(0) == 0 => {
+                self.queries += 1;
                 self.push_csi(params, inter, c)
             }
             ([], 't') if first.is_some_and(|op| WINDOW_OPS.contains(&op)) => {
@@ -373,8 +420,12 @@ impl Perform for Emit {
                 self.saved = Saved::default();
                 self.out.extend_from_slice(b"\x1bc");
             }
-            // Index, next line, reverse index, tab set, keypad modes.
-            ([], b'D' | b'E' | b'M' | b'H' | b'=' | b'>') => {
+            // Index and next line as the line feeds the screen model follows (new-line mode,
+            // which would make them differ, is dropped).
+            ([], b'D') => self.out.push(b'\n'),
+            ([], b'E') => self.out.extend_from_slice(b"\r\n"),
+            // Reverse index, keypad modes.
+            ([], b'M' | b'=' | b'>') => {
                 self.out.extend_from_slice(&[0x1b, byte]);
             }
             _ => {}
@@ -421,7 +472,7 @@ mod tests {
             "\x1b[H\x1b[2J\x1b[10;5Hx\x1b[3A\x1b[2K\x1b[K\x1b[5@\x1b[2P\x1b[3L\x1b[M",
             "\x07\x08\t\x0b\x0c",
             "\x1b[?25l\x1b[?1049h\x1b[?2004h\x1b[?1000h\x1b[?1006h\x1b[?1049l\x1b[?25h",
-            "\x1b=\x1b>\x1bM\x1bD\x1bE",
+            "\x1b=\x1b>\x1bM",
             "\x1b[6n\x1b[c\x1b[>c\x1b[2 q\x1b[?2026h\x1b[?2026l",
             "\x1b]0;my title\x1b\\\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\",
         ] {
@@ -488,6 +539,27 @@ mod tests {
         assert!(!through(b"\x1b[?1048h\x1b[?6h\x1b[?1048l").1.origin);
         // RIS: everything back to the start.
         assert_eq!(through(b"\x1b[5;20r\x1b[?6h\x1bc").1, Drawing::default());
+    }
+
+    #[test]
+    fn what_the_model_does_not_follow_becomes_what_it_does() {
+        assert_eq!(passed("a\x1bDb\x1bEc"), "a\nb\r\nc");
+        assert_eq!(
+            passed("\x1b[s\x1b[u\x1b[?1048h\x1b[?1048l"),
+            "\x1b7\x1b8\x1b7\x1b8"
+        );
+        assert_eq!(passed("\x1b[?1047h\x1b[?1047l"), "\x1b[?47h\x1b[?47l");
+        assert_eq!(passed("\x1b[3a\x1b[2e\x1b[3I"), "\x1b[3C\x1b[2B\t\t\t");
+        // Tab stops of its own, backward tabs: dropped.
+        assert_eq!(passed("\x1bH\x1b[3g\x1b[Z"), "");
+    }
+
+    #[test]
+    fn device_attribute_queries_are_counted() {
+        let mut f = Filter::new(30);
+        f.feed(b"\x1b[c\x1b[0c\x1b[>c\x1b[5n");
+        assert_eq!(f.take_queries(), 2);
+        assert_eq!(f.take_queries(), 0);
     }
 
     #[test]

@@ -17,12 +17,13 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, RecvTimeoutError, Sender,
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::acks::{pieces, Acks, Asker, Piece};
 use crate::bar;
 use crate::questions::follow::{self, Answers, Source, Update};
-use crate::questions::model::{Key, Model};
+use crate::questions::model::{is_text, Key, Keys, Model};
 use crate::session::Session;
 use crate::sys::pty::{self, Size};
-use crate::termfilter::{Filter, NEUTRAL};
+use crate::termfilter::{Filter, DA1, NEUTRAL};
 use crate::typing::{route, Typed};
 use hallpass_proto::Question;
 use nix::sys::signal::{kill, Signal};
@@ -33,13 +34,16 @@ const DRAIN: Duration = Duration::from_millis(300);
 /// Events waiting for the relay at most; past that, readers wait (the command's output
 /// blocks on the pty rather than piling up in memory).
 const BACKLOG: usize = 256;
+/// How long the bar waits for the terminal to say it shows a question before its keys count
+/// anyway (a terminal that does not answer DA1).
+const ACK_WAIT: Duration = Duration::from_secs(5);
 /// How long processes get to end after `Ctrl-] s` before they are killed.
 const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// What the relay thread reacts to.
 pub enum Event {
-    /// Bytes the user typed.
-    Input(Vec<u8>),
+    /// Bytes the user typed, and when they were read.
+    Input(Vec<u8>, Instant),
     /// Bytes the command printed.
     Output(Vec<u8>),
     /// The command's side of the pty is closed.
@@ -105,7 +109,9 @@ pub fn start(
         Event::OutputEnd,
     );
     let stdin = File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
-    spawn_reader(stdin, tx.clone(), Event::Input, Event::InputEnd);
+    // A key is timed when it is read, not when the relay gets to it behind the output.
+    let typed = |b| Event::Input(b, Instant::now());
+    spawn_reader(stdin, tx.clone(), typed, Event::InputEnd);
     let answers = spawn_follower(session, tx.clone());
     let relay = Relay {
         out: std::io::stdout(),
@@ -113,11 +119,14 @@ pub fn start(
         model: vt100::Parser::new(nz(size.rows), nz(size.cols), 0),
         filter: Filter::new(size.rows),
         wake: None,
+        acks: Acks::default(),
+        acked: None,
+        ack_by: None,
         size,
         shown: None,
         drawn: 0,
         alt_under_bar: None,
-        questions: Model::new(crate::env::home_dir()),
+        questions: Model::new(crate::env::home_dir()).in_the_commands_terminal(),
         notice: None,
         escape: false,
         to_cmd,
@@ -155,7 +164,12 @@ fn nz(v: u16) -> std::num::NonZeroU16 {
     std::num::NonZeroU16::new(v).unwrap_or(std::num::NonZeroU16::MIN)
 }
 
-fn spawn_reader(mut from: File, tx: SyncSender<Event>, wrap: fn(Vec<u8>) -> Event, end: Event) {
+fn spawn_reader(
+    mut from: File,
+    tx: SyncSender<Event>,
+    wrap: impl Fn(Vec<u8>) -> Event + Send + 'static,
+    end: Event,
+) {
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 16 * 1024];
         loop {
@@ -242,6 +256,13 @@ struct Relay {
     /// When to draw the bar again by itself: the keys it shows wait for the person to stop
     /// typing until then.
     wake: Option<Instant>,
+    /// The terminal's answers to DA1, the command's and the bar's (`acks.rs`).
+    acks: Acks,
+    /// The question the terminal has said it shows: its keys count from then.
+    acked: Option<u64>,
+    /// A question drawn and not yet acknowledged, and until when to wait for the terminal
+    /// (one that never answers DA1 gets its keys then).
+    ack_by: Option<(u64, Instant)>,
     size: Size,
     /// While the bar is up: the screen as the terminal shows it under the bar.
     shown: Option<vt100::Screen>,
@@ -269,23 +290,22 @@ impl Relay {
         let mut deadline: Option<Instant> = None;
         let mut output_done = false;
         loop {
-            let ev = match deadline.into_iter().chain(self.wake).min() {
+            let ev = match deadline.into_iter().chain(self.timer()).min() {
                 None => match rx.recv() {
                     Ok(e) => e,
                     Err(_) => break,
                 },
                 Some(d) => match rx.recv_timeout(d.saturating_duration_since(Instant::now())) {
                     Ok(e) => e,
-                    Err(RecvTimeoutError::Timeout) if self.wake.is_some_and(|w| w <= d) => {
-                        self.wake = None;
-                        self.redraw();
+                    Err(RecvTimeoutError::Timeout) if self.timer().is_some_and(|w| w <= d) => {
+                        self.tick();
                         continue;
                     }
                     Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
                 },
             };
             match ev {
-                Event::Input(b) => self.input(&b),
+                Event::Input(b, at) => self.input(&b, at),
                 Event::Output(b) => self.output(&b),
                 Event::OutputEnd => {
                     if deadline.is_some() {
@@ -303,6 +323,8 @@ impl Relay {
                 Event::Resize => self.resize(),
                 Event::Reset => {
                     self.questions.void();
+                    self.acks.forget_bar();
+                    (self.acked, self.ack_by) = (None, None);
                     self.redraw();
                 }
                 Event::AnswerFailed(id) => self.questions.not_applied(id),
@@ -318,6 +340,38 @@ impl Relay {
         self.leave();
         Outcome {
             stopped: self.stopped,
+        }
+    }
+
+    /// When the relay must act by itself: the bar's keys come back after typing, or the
+    /// terminal took too long to say it shows a question.
+    fn timer(&self) -> Option<Instant> {
+        self.wake
+            .into_iter()
+            .chain(self.ack_by.map(|(_, t)| t))
+            .min()
+    }
+
+    fn tick(&mut self) {
+        let now = Instant::now();
+        if let Some((id, by)) = self.ack_by {
+            if by <= now {
+                return self.confirmed(id, now);
+            }
+        }
+        self.wake = None;
+        self.redraw();
+    }
+
+    /// The terminal shows question `id` since `at` (it answered the query sent after it).
+    fn confirmed(&mut self, id: u64, at: Instant) {
+        if self.ack_by.is_some_and(|(waited, _)| waited == id) {
+            self.ack_by = None;
+        }
+        if self.questions.current().map(|o| o.question.id) == Some(id) {
+            self.questions.shown(at);
+            self.acked = Some(id);
+            self.redraw();
         }
     }
 
@@ -337,7 +391,7 @@ impl Relay {
                 &o.question,
                 &o.scope,
                 self.questions.list().len() - 1,
-                self.questions.waits_for_quiet(now),
+                self.questions.keys(now),
                 (self.size.rows, self.size.cols),
             ),
             None => Vec::new(),
@@ -357,7 +411,6 @@ impl Relay {
     /// state while the bar is up.
     fn overlay_text(&mut self) -> String {
         let now = Instant::now();
-        self.questions.shown(now);
         let lines = self.overlay(now);
         if lines.is_empty() {
             return self.undraw_text();
@@ -368,7 +421,7 @@ impl Relay {
                 self.alt_under_bar = Some(self.model.screen().alternate_screen());
             }
         }
-        self.wake = if self.questions.waits_for_quiet(now) {
+        self.wake = if self.questions.keys(now) == Keys::Typing {
             self.questions.takes_keys_at()
         } else {
             None
@@ -380,17 +433,29 @@ impl Relay {
             s.push_str(&self.rows_of_model(self.size.rows - self.drawn, self.size.rows - n));
         }
         let top = self.size.rows - n;
-        let w = self.size.cols as usize;
+        let blank = " ".repeat(self.size.cols as usize);
         for (i, l) in lines.iter().take(n as usize).enumerate() {
-            let pad = w.saturating_sub(unicode_width::UnicodeWidthStr::width(l.as_str()));
+            // The whole row first: nothing of the command's stays beside a line that is
+            // narrower on the terminal than it measures.
+            let row = top + i as u16 + 1;
             s.push_str(&format!(
-                "\x1b[{};1H\x1b[0m\x1b[7m{l}{}\x1b[0m",
-                top + i as u16 + 1,
-                " ".repeat(pad)
+                "\x1b[{row};1H\x1b[0m\x1b[7m{blank}\x1b[{row};1H{l}\x1b[0m"
             ));
         }
         self.drawn = n;
+        self.ask_terminal(now, &mut s);
         s
+    }
+
+    /// Once a question is drawn, asks the terminal to say when it shows it (DA1, `acks.rs`).
+    fn ask_terminal(&mut self, now: Instant, s: &mut String) {
+        let Some(id) = self.questions.current().map(|o| o.question.id) else {
+            return;
+        };
+        if self.notice.is_none() && self.acked != Some(id) && self.acks.bar_asks(id) {
+            s.push_str(DA1);
+            self.ack_by = Some((id, now + ACK_WAIT));
+        }
     }
 
     /// Puts back what the command drew under the overlay.
@@ -444,9 +509,11 @@ impl Relay {
 
     fn output(&mut self, raw: &[u8]) {
         let b = &self.filter.feed(raw)[..];
+        let queries = self.filter.take_queries();
         if self.drawn == 0 {
             self.write(b);
             self.model.process(b);
+            self.acks.command_asked(queries);
             return;
         }
         // Under the bar, draw only what changed, by position, so nothing scrolls the bar away;
@@ -458,6 +525,7 @@ impl Relay {
             // screen itself), then gets everything drawn.
             let screen = self.model.screen();
             let mut s = String::from(if alt { "\x1b[?1049h" } else { "\x1b[?1049l" });
+            s.push_str("\x1b[?7h");
             s.push_str(&screen.contents_formatted());
             s.push_str(&screen.input_mode_formatted());
             self.alt_under_bar = Some(alt);
@@ -470,7 +538,10 @@ impl Relay {
             // The diff moves the cursor relative to where `prev` left it, with its
             // attributes: put both back first (drawing the bar moved and reset them).
             Some(prev) => {
-                let mut d = prev.cursor_state_formatted();
+                // The model draws wrapped lines by wrapping: autowrap on (the bar's state
+                // has it off, and sets it off again after).
+                let mut d = String::from("\x1b[?7h");
+                d.push_str(&prev.cursor_state_formatted());
                 d.push_str(&prev.attributes_formatted());
                 // Contents and input modes (keypad, mouse, bracketed paste) alike.
                 d.push_str(&self.model.screen().state_diff(prev));
@@ -486,14 +557,31 @@ impl Relay {
         self.write(frame(&(diff + &bar)).as_bytes());
     }
 
-    fn input(&mut self, bytes: &[u8]) {
-        let now = Instant::now();
+    /// A read of the person's terminal at `at`: what they typed, and the terminal's answers
+    /// to DA1 (the command's passed on, the bar's saying a question is shown), in order.
+    fn input(&mut self, bytes: &[u8], at: Instant) {
+        for piece in pieces(bytes) {
+            match piece {
+                Piece::Typed(b) => self.typed(b, at),
+                Piece::Answer(a) => match self.acks.answered() {
+                    Asker::Command => {
+                        let _ = self.to_cmd.send(a.to_vec());
+                    }
+                    Asker::Bar(id) => self.confirmed(id, at),
+                },
+            }
+        }
+    }
+
+    fn typed(&mut self, bytes: &[u8], now: Instant) {
         let (notice, asking) = (self.notice.is_some(), !self.questions.is_empty());
-        let typing = self.questions.waits_for_quiet(now);
+        let keys = self.questions.keys(now);
         let mut pass = Vec::with_capacity(bytes.len());
         for t in route(bytes, &mut self.escape, notice, asking) {
-            if matches!(t, Typed::Command(_) | Typed::Dropped | Typed::Dismiss) {
-                self.questions.typed(now);
+            match t {
+                Typed::Command(b) => self.questions.typed(now, is_text(b)),
+                Typed::Dropped | Typed::Dismiss => self.questions.typed(now, true),
+                _ => {}
             }
             match t {
                 Typed::Command(b) => pass.push(b),
@@ -505,7 +593,7 @@ impl Relay {
                 Typed::Dismiss => {
                     // The question shows from now: its keys wait again.
                     self.notice = None;
-                    self.questions.rearm(Instant::now());
+                    self.questions.rearm(now);
                     self.redraw();
                 }
                 Typed::Key(b) => match self.questions.key(b, now) {
@@ -520,7 +608,7 @@ impl Relay {
             let _ = self.to_cmd.send(pass);
         }
         // The bar says when its keys wait for the person to stop typing.
-        if self.drawn > 0 && self.questions.waits_for_quiet(now) != typing {
+        if self.drawn > 0 && self.questions.keys(now) != keys {
             self.redraw();
         }
     }
@@ -554,7 +642,7 @@ impl Relay {
             // The terminal rearranged what it showed; draw it all from the model, then the
             // bar where the new bottom is.
             let full = self.model.screen().contents_formatted();
-            let mut s = format!("{NEUTRAL}\x1b[H\x1b[2J{full}");
+            let mut s = format!("{NEUTRAL}\x1b[?7h\x1b[H\x1b[2J{full}");
             self.shown = Some(self.model.screen().clone());
             self.drawn = 0;
             s.push_str(&self.overlay_text());

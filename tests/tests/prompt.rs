@@ -113,6 +113,8 @@ fn each_key_does_what_it_says() {
             t.wait_for("the narrower scope", |x| {
                 x.contains(&format!("denies: {}  ", dir.display()))
             });
+            // A new scope is read before it is answered: the keys wait a moment again.
+            settle();
             t.keys(&[key]);
             let want = if *exists { "ok" } else { "err 13" };
             t.wait_for("the write's result", |x| {
@@ -159,7 +161,8 @@ fn timed_grants_expire() {
         );
         // Not wider: that would hold the home directory.
         t.keys(&["+"]);
-        std::thread::sleep(Duration::from_millis(200));
+        // (And the keys wait a moment, as after any change of scope.)
+        settle();
         assert!(t
             .screen()
             .contains(&format!("denies: {}  ", s.outside.display())));
@@ -214,6 +217,7 @@ fn lasting_answers_survive_a_daemon_restart() {
             t.wait_for("the scope", |x| {
                 x.contains(&format!("denies: {}  ", dir.display()))
             });
+            settle();
             t.keys(&[key]);
             t.wait_for("the result", |x| {
                 !bar_up(x) && x.lines().any(|l| l.trim() == result)

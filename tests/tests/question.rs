@@ -209,10 +209,16 @@ fn typing_through_the_bars_arrival_answers_nothing() {
                 "typing every {ms} ms answered ({mode}): {:?}",
                 log_of(&s)
             );
-            // The person stops, reads, and answers with one key.
-            t.wait_for("the keys back after a pause", |x| {
-                x.contains("[o] allow once")
+            // The person stops and reads. The question came as they typed: a first key only
+            // takes it (the command, which sees each key, could have asked at a pause in
+            // their typing); then one key answers.
+            t.wait_for("the bar asking for a key to take it", |x| {
+                x.contains("(this came as you typed: press a key to take it, then answer)")
             });
+            assert!(!f.exists());
+            t.keys(&["Space"]);
+            t.wait_for("the keys", |x| x.contains("[o] allow once"));
+            std::thread::sleep(Duration::from_millis(500));
             t.keys(&["o"]);
             assert_eq!(
                 decided(&s, f),

@@ -4,7 +4,11 @@
 //! been shown (a key answers only a question shown long enough: a key typed for the command,
 //! or a double press, must not answer the question that just appeared), and when the person
 //! last typed (a key that is part of a stream of typing answers nothing: an answer is a key
-//! pressed after a pause). Pure: the time is passed in, nothing is drawn or sent here.
+//! pressed after a pause). A question that came while the person was in the middle of
+//! typing (text, not a line ended with Enter) first takes one key that only wakes it: the
+//! command, which sees every key, could have asked at a pause in the person's typing, and
+//! the next word would then answer it. Pure: the time is passed in, nothing is drawn or sent
+//! here.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -17,6 +21,20 @@ pub const ARMED_AFTER: Duration = Duration::from_millis(400);
 /// How long the person must have stopped typing before a key answers: longer than the
 /// pauses between the keys and words of someone typing, shorter than reading a question.
 pub const QUIET_BEFORE: Duration = Duration::from_millis(1500);
+
+/// How long after the person typed text a question that appears takes a key to wake first.
+pub const WAKE_AFTER_TEXT: Duration = Duration::from_secs(10);
+
+/// What the question's keys do now, for the bar to say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keys {
+    /// They answer (or will, once the question has been shown a moment).
+    Ready,
+    /// The person is typing: they answer nothing until a pause.
+    Typing,
+    /// The question came as the person typed: the next key only wakes it.
+    Wake,
+}
 
 /// An open question and the scope chosen for it so far.
 pub struct Open {
@@ -47,8 +65,13 @@ pub struct Model {
     /// The question last shown selected, and since when.
     armed: Option<(u64, Instant)>,
     /// When the person last typed a key that was not taken as one for a question (for the
-    /// command, a paste, a key the question did not take).
-    typed: Option<Instant>,
+    /// command, a paste, a key the question did not take), and whether it was text.
+    typed: Option<(Instant, bool)>,
+    /// The selected question came as the person typed text: its next key only wakes it.
+    wake: bool,
+    /// Whether questions that come as the person types text wake first: in the command's
+    /// terminal, where the command sees each key (not in `hallpass answer`'s).
+    wakes: bool,
     /// How many times the questions held were voided: an answer to an older generation is
     /// for a question of a daemon that is gone.
     generation: u64,
@@ -64,9 +87,18 @@ impl Model {
             sent: Vec::new(),
             armed: None,
             typed: None,
+            wake: false,
+            wakes: false,
             generation: 0,
             home,
         }
+    }
+
+    /// The model of the prompt bar, in the command's own terminal: a question that comes as
+    /// the person types text takes a key to wake first.
+    pub fn in_the_commands_terminal(mut self) -> Model {
+        self.wakes = true;
+        self
     }
 
     /// A question asked (or asked again: a question may be seen twice). Returns whether it
@@ -134,11 +166,16 @@ impl Model {
     }
 
     /// The selected question is shown at `now`: if it was not the one shown before, its keys
-    /// wait [`ARMED_AFTER`] from now.
+    /// wait [`ARMED_AFTER`] from now, and a key to wake it first if the person was typing
+    /// text [`WAKE_AFTER_TEXT`] before.
     pub fn shown(&mut self, now: Instant) {
         let current = self.current().map(|o| o.question.id);
         if current != self.armed.map(|(id, _)| id) {
             self.armed = current.map(|id| (id, now));
+            self.wake = self.wakes
+                && self.typed.is_some_and(|(t, text)| {
+                    text && now.saturating_duration_since(t) < WAKE_AFTER_TEXT
+                });
         }
     }
 
@@ -147,9 +184,10 @@ impl Model {
         self.armed = self.current().map(|o| (o.question.id, now));
     }
 
-    /// The person typed at `now` something that was not a question's key.
-    pub fn typed(&mut self, now: Instant) {
-        self.typed = Some(now);
+    /// The person typed at `now` something that was not a question's key: `text` (a letter,
+    /// a space, a paste), or a key that ends or leaves a line (Enter, Ctrl-C).
+    pub fn typed(&mut self, now: Instant, text: bool) {
+        self.typed = Some((now, text));
     }
 
     /// When the selected question takes keys: once shown for [`ARMED_AFTER`] and
@@ -158,14 +196,25 @@ impl Model {
         let id = self.current()?.question.id;
         let (shown, since) = self.armed?;
         (shown == id).then_some(())?;
-        let quiet = self.typed.map(|t| t + QUIET_BEFORE);
+        let quiet = self.typed.map(|(t, _)| t + QUIET_BEFORE);
         Some((since + ARMED_AFTER).max(quiet.unwrap_or(since)))
     }
 
     /// Whether the selected question waits for the person to stop typing at `now` (the bar
     /// says so, rather than show keys that would do nothing).
     pub fn waits_for_quiet(&self, now: Instant) -> bool {
-        self.current().is_some() && self.typed.is_some_and(|t| now < t + QUIET_BEFORE)
+        self.current().is_some() && self.typed.is_some_and(|(t, _)| now < t + QUIET_BEFORE)
+    }
+
+    /// What the selected question's keys do at `now`, for the bar to say.
+    pub fn keys(&self, now: Instant) -> Keys {
+        if self.waits_for_quiet(now) {
+            Keys::Typing
+        } else if self.wake {
+            Keys::Wake
+        } else {
+            Keys::Ready
+        }
     }
 
     /// Selects the next question (`down`) or the previous one.
@@ -195,7 +244,7 @@ impl Model {
     pub fn key(&mut self, b: u8, now: Instant) -> Key {
         let k = self.question_key(b, now);
         if k == Key::Nothing {
-            self.typed(now);
+            self.typed(now, is_text(b));
         }
         k
     }
@@ -209,6 +258,11 @@ impl Model {
         if !armed || self.sent.contains(&id) {
             return Key::Nothing;
         }
+        if std::mem::take(&mut self.wake) {
+            // Awake: the keys are shown, and wait a moment as for a question just shown.
+            self.rearm(now);
+            return Key::Changed;
+        }
         let Open { question: q, scope } = &mut self.list[i];
         let answer = match b {
             b'o' => Answer::Once,
@@ -216,12 +270,16 @@ impl Model {
             b'a' => Answer::Always,
             b'd' => Answer::Deny,
             b'n' => Answer::Never,
+            // A new scope to read: the keys wait a moment again (so `-a`, typed, is not a
+            // narrower "always").
             b'+' | b'=' => {
                 *scope = wider(scope, &self.home);
+                self.rearm(now);
                 return Key::Changed;
             }
             b'-' => {
                 *scope = narrower(scope, Path::new(&q.path));
+                self.rearm(now);
                 return Key::Changed;
             }
             _ => return Key::Nothing,
@@ -252,7 +310,7 @@ impl Model {
             [b] => *b,
             _ => {
                 // A paste, or keys the client does not know: typing.
-                self.typed(now);
+                self.typed(now, true);
                 return Key::Nothing;
             }
         };
@@ -271,6 +329,12 @@ impl Model {
             }
         }
     }
+}
+
+/// Whether a key typed is text (a letter, a space, a correction) rather than one that ends
+/// or leaves a line (Enter, Ctrl-C, Ctrl-D, Escape).
+pub fn is_text(b: u8) -> bool {
+    !matches!(b, b'\r' | b'\n' | 0x03 | 0x04 | 0x1b)
 }
 
 /// The scope one level wider: the parent directory, but never `/`, `home` or above it.
@@ -349,7 +413,7 @@ mod tests {
     fn keys_that_are_part_of_typing_answer_nothing() {
         for every in [80u64, 120, 250, 600, 1400] {
             let t0 = Instant::now();
-            let mut m = model(&[]);
+            let mut m = model(&[]).in_the_commands_terminal();
             let mut t = t0;
             let mut answers = 0;
             for (i, _) in "please see the test output".bytes().enumerate() {
@@ -359,7 +423,7 @@ mod tests {
                     m.shown(t);
                 }
                 match m.current() {
-                    None => m.typed(t),
+                    None => m.typed(t, true),
                     Some(_) => {
                         assert!(m.waits_for_quiet(t), "every {every} ms, key {i}");
                         // Every letter of the sentence, the answer keys among them.
@@ -370,13 +434,58 @@ mod tests {
                 }
             }
             assert_eq!(answers, 0, "typing every {every} ms answered");
-            // The person stops, reads, and answers.
+            // The person stops and reads; the question came as they typed, so a first key
+            // only wakes it; a moment later one key answers.
             assert!(!m.waits_for_quiet(t + QUIET_BEFORE));
+            assert_eq!(m.keys(t + QUIET_BEFORE), Keys::Wake);
             assert_eq!(m.takes_keys_at(), Some(t + QUIET_BEFORE));
             assert_eq!(m.key(b'o', t + QUIET_BEFORE / 2), Key::Nothing);
-            let t = t + QUIET_BEFORE / 2;
-            assert!(answered(m.key(b'o', t + QUIET_BEFORE)).is_some());
+            let t = t + QUIET_BEFORE / 2 + QUIET_BEFORE;
+            assert_eq!(m.key(b'o', t), Key::Changed);
+            assert_eq!(m.keys(t), Keys::Ready);
+            assert_eq!(m.key(b'o', t + ARMED_AFTER / 2), Key::Nothing);
+            assert!(answered(m.key(b'o', t + ARMED_AFTER / 2 + QUIET_BEFORE)).is_some());
         }
+    }
+
+    /// The command sees each key, and can ask at a pause in the person's typing: a question
+    /// that came then does not take the next word's first key as its answer.
+    #[test]
+    fn a_question_timed_into_a_pause_in_typing_takes_a_key_to_wake() {
+        let t0 = Instant::now();
+        let mut m = model(&[]).in_the_commands_terminal();
+        m.typed(t0, true);
+        m.asked(q(1));
+        let shown = t0 + Duration::from_millis(900);
+        m.shown(shown);
+        // "add tests", after a pause of 2.6 s.
+        let mut t = t0 + Duration::from_millis(2600);
+        let mut answers = 0;
+        for b in "add tests".bytes() {
+            answers += matches!(m.key(b, t), Key::Answer(..)) as u32;
+            t += Duration::from_millis(80);
+        }
+        assert_eq!(answers, 0);
+        // After Enter (a line ended), a question takes its key at once.
+        let mut m = model(&[]).in_the_commands_terminal();
+        m.typed(t0, false);
+        m.asked(q(1));
+        m.shown(shown);
+        assert_eq!(m.keys(t0 + QUIET_BEFORE), Keys::Ready);
+        assert!(answered(m.key(b'o', t0 + QUIET_BEFORE)).is_some());
+        // In `hallpass answer`'s terminal, which the command does not see, at once too.
+        let mut m = model(&[]);
+        m.typed(t0, true);
+        m.asked(q(1));
+        m.shown(shown);
+        assert!(answered(m.key(b'o', t0 + QUIET_BEFORE)).is_some());
+        // And long after text was typed, too.
+        let mut m = model(&[]).in_the_commands_terminal();
+        m.typed(t0, true);
+        m.asked(q(1));
+        let later = t0 + WAKE_AFTER_TEXT;
+        m.shown(later);
+        assert!(answered(m.key(b'o', later + ARMED_AFTER)).is_some());
     }
 
     #[test]
@@ -386,7 +495,12 @@ mod tests {
         m.shown(t0);
         let t = t0 + ARMED_AFTER;
         assert_eq!(m.key(b'+', t), Key::Changed);
-        assert!(answered(m.key(b'a', t)).is_some());
+        // A new scope to read: a moment, but no pause in typing, before the answer.
+        assert_eq!(m.key(b'a', t + ARMED_AFTER / 2), Key::Nothing);
+        let mut m = model(&[1]);
+        m.shown(t0);
+        assert_eq!(m.key(b'+', t), Key::Changed);
+        assert!(answered(m.key(b'a', t + ARMED_AFTER)).is_some());
     }
 
     #[test]
@@ -408,8 +522,10 @@ mod tests {
         assert_eq!(m.key(b'+', t), Key::Changed);
         assert_eq!(m.current().unwrap().scope, PathBuf::from("/home/me/.npm"));
         // Never the home directory.
+        let t = t + ARMED_AFTER;
         assert_eq!(m.key(b'=', t), Key::Changed);
         assert_eq!(m.current().unwrap().scope, PathBuf::from("/home/me/.npm"));
+        let t = t + ARMED_AFTER;
         let k = m.key(b'a', t);
         assert_eq!(
             answered(k),

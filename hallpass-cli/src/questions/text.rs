@@ -38,31 +38,58 @@ pub fn keys(timed_secs: u32) -> String {
 /// What the scope line starts with: which answers the scope is for.
 pub const SCOPE_LEAD: &str = "[t] and [a] allow, [n] denies: ";
 
-/// Cuts `s` to `width` characters, dropping from the left with `…` (the end of a path is
-/// what tells it apart).
-pub fn cut_left(s: &str, width: usize) -> String {
-    let n = s.chars().count();
-    if n <= width {
-        return s.to_string();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let keep: String = s.chars().skip(n - (width - 1)).collect();
-    format!("…{keep}")
+/// How many columns `s` takes on a terminal.
+pub fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
 }
 
-/// Cuts `s` to `width` characters from the right.
-pub fn cut_right(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
+/// The longest start of `s` that takes at most `cols` columns.
+fn head(s: &str, cols: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        used += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used > cols {
+            return &s[..i];
+        }
+    }
+    s
+}
+
+/// The longest end of `s` that takes at most `cols` columns.
+fn tail(s: &str, cols: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices().rev() {
+        used += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used > cols {
+            return &s[i + c.len_utf8()..];
+        }
+    }
+    s
+}
+
+/// Cuts `s` to `cols` columns from the right.
+pub fn cut_right(s: &str, cols: usize) -> String {
+    if width(s) <= cols {
         return s.to_string();
     }
-    if width == 0 {
+    if cols == 0 {
         return String::new();
     }
-    let mut t: String = s.chars().take(width - 1).collect();
-    t.push('…');
-    t
+    format!("{}…", head(s, cols - 1))
+}
+
+/// Cuts a path to `cols` columns in its middle: where it is (its start: a name made long
+/// or made to look like another path cannot push that out) and its last part stay.
+pub fn cut_middle(s: &str, cols: usize) -> String {
+    if width(s) <= cols {
+        return s.to_string();
+    }
+    if cols < 3 {
+        return cut_right(s, cols);
+    }
+    let front = (cols - 1) * 3 / 5;
+    let back = cols - 1 - front;
+    format!("{}…{}", head(s, front), tail(s, back))
 }
 
 /// The parts of a question, each passed through the caller's `clean` (what the process
@@ -131,9 +158,13 @@ mod tests {
 
     #[test]
     fn cuts() {
-        assert_eq!(cut_left("abcdef", 4), "…def");
         assert_eq!(cut_right("abcdef", 4), "abc…");
         assert_eq!(cut_right("abc", 4), "abc");
+        assert_eq!(cut_middle("/abcdefghij/x", 8), "/abc…j/x");
+        // By columns: a wide character takes two.
+        assert_eq!(width("漢字"), 4);
+        assert_eq!(cut_right("漢字漢字", 5), "漢字…");
+        assert_eq!(cut_middle("漢字漢字漢字", 7), "漢…字");
     }
 
     #[test]
