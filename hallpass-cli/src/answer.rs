@@ -167,7 +167,12 @@ fn render(model: &Model, note: &str, size: pty::Size) -> String {
             "{mark} [{}] session {} ({cmd}): {}",
             q.number, q.session_id, words.who
         )));
-        out.push(cut(format!("      wants to {} {}", words.verb, words.what)));
+        let room = (size.cols as usize).saturating_sub(16 + words.verb.len());
+        out.push(cut(format!(
+            "      wants to {} {}",
+            words.verb,
+            words.what_in(room)
+        )));
         out.push(cut(format!("      by: {}", words.by)));
         out.push(cut(format!("      {SCOPE_LEAD}{}", words.scope)));
     }
@@ -209,7 +214,7 @@ async fn interactive(socket: Option<&Path>, session: u64) -> Result<ExitCode, Fa
     let mut out = std::io::stdout();
     // The alternate screen: leaving puts back what the terminal showed.
     let _ = out.write_all(b"\x1b[?1049h\x1b[?25l");
-    let mut model = Model::new(crate::env::home_dir());
+    let mut model = Model::new(crate::env::real_home_dir());
     // A line about the daemon, or the last answer that did not apply.
     let mut note = String::new();
     let size =

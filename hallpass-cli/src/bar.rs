@@ -26,7 +26,7 @@ pub fn lines(
 ) -> Vec<String> {
     let w = cols as usize;
     let words = Words::of(q, scope, &clean);
-    let (who, verb, what) = (&words.who, words.verb, &words.what);
+    let (who, verb) = (&words.who, words.verb);
     let more = match waiting {
         0 => String::new(),
         1 => "  [1 more waiting]".into(),
@@ -44,12 +44,12 @@ pub fn lines(
         let tail = format!("  {keys}{more}");
         let room = w.saturating_sub(width(&head) + width(&tail));
         return vec![cut_right(
-            &format!("{head}{}{tail}", cut_middle(what, room.max(12))),
+            &format!("{head}{}{tail}", words.what_in(room.max(12))),
             w,
         )];
     }
     let room = w.saturating_sub(width(&head) + width(&more));
-    let first = format!("{head}{}{more}", cut_middle(what, room.max(12)));
+    let first = format!("{head}{}{more}", words.what_in(room.max(12)));
     let by = format!("  by: {}", words.by);
     let scope_tail = "   [+]/[-] wider/narrower";
     let lead = format!("  {SCOPE_LEAD}");

@@ -23,6 +23,13 @@ pub fn home_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
+/// The home directory with its symlinks resolved, as the paths the daemon names are: what
+/// is in it, and what is the home itself (never a scope), is told apart on this one.
+pub fn real_home_dir() -> PathBuf {
+    let home = home_dir();
+    std::fs::canonicalize(&home).unwrap_or(home)
+}
+
 /// `~` and `~/x` become the home directory; `~user` is left alone.
 pub fn expand_tilde(p: &Path, home: &Path) -> PathBuf {
     let b = p.as_os_str().as_bytes();

@@ -126,7 +126,7 @@ pub fn start(
         shown: None,
         drawn: 0,
         alt_under_bar: None,
-        questions: Model::new(crate::env::home_dir()).in_the_commands_terminal(),
+        questions: Model::new(crate::env::real_home_dir()).in_the_commands_terminal(),
         notice: None,
         escape: false,
         to_cmd,

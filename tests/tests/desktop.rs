@@ -97,25 +97,31 @@ impl Desktop {
         assert!(out.status.success(), "dbus-daemon: {}", stderr(&out));
         d.bus_pid = Some(stdout(&out).trim().to_string());
         if with_server {
-            let dunst = d
-                .env(s.command("dunst"))
-                .env("XDG_CONFIG_HOME", dir.join("cfg"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("dunst (apt-get install dunst)");
-            d.children.push(dunst);
-            // Ready when it answers on the bus.
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while !run(d.env(s.command("dunstctl")).arg("count"))
-                .status
-                .success()
-            {
-                assert!(Instant::now() < deadline, "dunst did not start");
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            d.start_server(s);
         }
         d
+    }
+
+    /// Starts dunst on this desktop's bus, and waits until it answers there.
+    fn start_server(&mut self, s: &Scratch) {
+        let d = self;
+        let dunst = d
+            .env(s.command("dunst"))
+            .env("XDG_CONFIG_HOME", d.dir.join("cfg"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dunst (apt-get install dunst)");
+        d.children.push(dunst);
+        // Ready when it answers on the bus.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !run(d.env(s.command("dunstctl")).arg("count"))
+            .status
+            .success()
+        {
+            assert!(Instant::now() < deadline, "dunst did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// `cmd` with this desktop's display and bus.
@@ -476,4 +482,38 @@ fn a_hostile_path_is_shown_as_text() {
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(stdout(&finish(c)), "err 13\n");
     }
+}
+
+/// A notification server that started after the session began may have been started for
+/// the command (the bus starts one with an activation environment any client may change):
+/// it is shown nothing. Found by a red team: a supervised process poisoned the activation
+/// environment, and the server the bus then started answered its question.
+#[test]
+fn a_notification_server_started_during_the_session_is_shown_nothing() {
+    let s = Scratch::new("desktop-late", variants()[0]);
+    let mut d = Desktop::start(&s, false);
+    let log = s.root.join("log.jsonl");
+    let (f, go) = (s.outside.join("f"), s.root.join("go"));
+    let script = format!(
+        "while [ ! -e {} ]; do sleep 0.05; done; hp-write touch {}",
+        go.display(),
+        f.display()
+    );
+    let c = session(&s, &d, &log, &script);
+    std::thread::sleep(Duration::from_millis(500));
+    d.start_server(&s);
+    std::fs::write(&go, "").unwrap();
+    let q = wait_questions(&s, "the question", |q| q.len() == 1);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(d.displayed(&s), 0, "a late server was shown the question");
+    let out = run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = finish(c);
+    assert_eq!(stdout(&out), "err 13\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("(dunst, pid ")
+            && err.contains(") started after this session: it is shown no question"),
+        "{err}"
+    );
 }

@@ -232,3 +232,26 @@ fn typing_through_the_bars_arrival_answers_nothing() {
         }
     }
 }
+
+/// A home reached through a symlink: the paths decided are resolved, so the home they are
+/// told apart by is too. Found by a red team: the suggested scope for `~/.bashrc` was the
+/// real home, and "always" then let `~/.ssh/authorized_keys` be written unasked.
+#[test]
+fn a_home_behind_a_symlink_is_never_a_scope() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("linked-home", v);
+        let link = s.root.join("linked");
+        std::os::unix::fs::symlink(&s.home, &link).unwrap();
+        let log = s.root.join("log.jsonl");
+        let script = format!("hp-write touch {}/.bashrc", link.display());
+        let mut cmd = s.session_command("answer", &log, &script);
+        cmd.env("HOME", &link);
+        let child = background(cmd);
+        let q = s.wait_pending(1, &[]);
+        let scope = q[0]["scope"].as_str().unwrap_or_default().to_string();
+        assert_eq!(scope, s.home.join(".bashrc").to_string_lossy(), "{q:?}");
+        let out = run(s.hallpass(["answer", "--id", &q[0]["id"].to_string(), "deny"]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&finish(child)), "err 13\n");
+    }
+}

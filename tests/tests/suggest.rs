@@ -475,7 +475,13 @@ fn a_path_with_a_star_stays_out_of_a_suggested_profile() {
             s.home.display()
         )
     };
-    std::fs::write(&log, line(".tool/a*b") + &line(".other/x")).unwrap();
+    // And a `$` a profile would expand: `~/.config/${NOPE:-}/a` would allow `~/.config`
+    // (a red team's find).
+    std::fs::write(
+        &log,
+        line(".tool/a*b") + &line(".other/x") + &line(".config/${NOPE:-}/a"),
+    )
+    .unwrap();
     let file = s.root.join("p.toml");
     let out = run(s.hallpass([
         "suggest".as_ref(),
@@ -488,8 +494,18 @@ fn a_path_with_a_star_stays_out_of_a_suggested_profile() {
     assert!(text.contains("    \"~/.other/x\",  # 1 write\n"), "{text}");
     assert!(
         text.contains(
-            "    # left out, a profile would read its `*` as a pattern: \"~/.tool/a*b\"\n"
+            "    # left out, a profile would read its `*` or `$` as a pattern or variable: \"~/.tool/a*b\"\n"
         ),
+        "{text}"
+    );
+    assert!(
+        text.contains("as a pattern or variable: \"~/.config/${NOPE:-}/a\"\n"),
+        "{text}"
+    );
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.trim_start().starts_with("\"~/.config")),
         "{text}"
     );
 }

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use tokio_stream::StreamExt;
-use zbus::names::{BusName, OwnedUniqueName, WellKnownName};
+use zbus::names::{BusName, OwnedUniqueName};
 use zbus::{Connection, MatchRule, MessageStream};
 
 const NAME: &str = "org.freedesktop.Notifications";
@@ -55,20 +55,13 @@ impl Bus {
         })
     }
 
-    /// The server that owns the name now (started by the bus if it can start one), and its
-    /// process as the bus knows it.
+    /// The server that owns the name now, and its process as the bus knows it. None is
+    /// started: the bus would start it with the activation environment, which any client
+    /// of the bus may change (`UpdateActivationEnvironment`), a supervised process too.
     pub async fn server(&self) -> zbus::Result<Server> {
         let dbus = zbus::fdo::DBusProxy::new(&self.conn).await?;
-        let wanted = || BusName::try_from(NAME).expect("a valid bus name");
-        let name = match dbus.get_name_owner(wanted()).await {
-            Ok(n) => n,
-            Err(_) => {
-                // No owner yet: an activatable server is started as the name would start it.
-                let well_known = WellKnownName::try_from(NAME).expect("a valid name");
-                dbus.start_service_by_name(well_known, 0).await?;
-                dbus.get_name_owner(wanted()).await?
-            }
-        };
+        let wanted = BusName::try_from(NAME).expect("a valid bus name");
+        let name = dbus.get_name_owner(wanted).await?;
         let pid = dbus
             .get_connection_unix_process_id(BusName::from(name.as_ref()))
             .await?;

@@ -151,7 +151,7 @@ async fn vet(server: &Server) -> Result<(), String> {
         .map_err(|e| crate::api::say(&e))
     };
     match asked.await {
-        Ok(r) if r.verdict() == ProcessVerdict::Free => Ok(()),
+        Ok(r) if r.verdict() == ProcessVerdict::Free => started_before(server, &who),
         Ok(r) if r.verdict() == ProcessVerdict::Supervised => Err(format!(
             "{who} runs inside a hallpass session: it is shown no question"
         )),
@@ -163,6 +163,28 @@ async fn vet(server: &Server) -> Result<(), String> {
             "cannot ask the daemon whether {who} runs inside a hallpass session ({e}): it is shown no question"
         )),
     }
+}
+
+/// Whether `server` was there before this session began: one started since may have been
+/// started for the command (by the bus's activation, with an environment the command set).
+fn started_before(server: &Server, who: &str) -> Result<(), String> {
+    match (started(server.pid), started(std::process::id())) {
+        (Some(theirs), Some(ours)) if theirs <= ours => Ok(()),
+        (Some(_), Some(_)) => Err(format!(
+            "{who} started after this session: it is shown no question (start it before hallpass)"
+        )),
+        _ => Err(format!(
+            "cannot tell when {who} started: it is shown no question"
+        )),
+    }
+}
+
+/// When process `pid` started, in clock ticks since boot (`/proc/PID/stat`, field 22).
+fn started(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the name in parentheses, which may hold spaces and parentheses itself.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split(' ').nth(19)?.parse().ok()
 }
 
 /// Shows one question until it is answered here (then sends the answer) or elsewhere (then

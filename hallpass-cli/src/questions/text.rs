@@ -101,6 +101,9 @@ pub struct Words {
     pub verb: &'static str,
     /// Every path the answer is for (both of a rename), and the service for a connection.
     pub what: String,
+    /// The paths alone, and what follows them (the service), for [`Words::what_in`].
+    paths: Vec<String>,
+    service: String,
     /// The process chain, the writer first: `npm install ← bash ← copilot`.
     pub by: String,
     /// The scope a lasting or timed answer covers.
@@ -115,22 +118,21 @@ impl Words {
         } else {
             format!("{} (pid {})", clean(&q.name), q.pid)
         };
-        let paths = std::iter::once(&q.path)
+        let paths: Vec<String> = std::iter::once(&q.path)
             .chain(&q.also)
             .map(|p| clean(p))
-            .collect::<Vec<_>>()
-            .join(" and ");
+            .collect();
         // A connection or a datagram to a service outside the session names what listens
         // there.
-        let (verb, what) = match q.syscall.as_str() {
-            "connect" => ("connect to", format!("{paths} ({})", clean(&q.service))),
-            "sendto" | "sendmsg" | "sendmmsg" => {
-                ("send to", format!("{paths} ({})", clean(&q.service)))
-            }
+        let service = format!(" ({})", clean(&q.service));
+        let (verb, service) = match q.syscall.as_str() {
+            "connect" => ("connect to", service),
+            "sendto" | "sendmsg" | "sendmmsg" => ("send to", service),
             // An ioctl on a terminal changes its settings, size or foreground group.
-            "ioctl" if is_terminal(&q.path) => ("change the settings of", paths),
-            _ => ("write", paths),
+            "ioctl" if is_terminal(&q.path) => ("change the settings of", String::new()),
+            _ => ("write", String::new()),
         };
+        let what = format!("{}{service}", paths.join(" and "));
         let by = q
             .chain
             .iter()
@@ -141,9 +143,26 @@ impl Words {
             who,
             verb,
             what,
+            paths,
+            service,
             by,
             scope: clean(&scope.to_string_lossy()),
         }
+    }
+}
+
+impl Words {
+    /// [`Words::what`] in at most `cols` columns: each path cut in its middle to its share,
+    /// so that a long first path (the source of a rename) cannot push the second (where it
+    /// goes) out of sight.
+    pub fn what_in(&self, cols: usize) -> String {
+        if width(&self.what) <= cols {
+            return self.what.clone();
+        }
+        let joints = 5 * (self.paths.len() - 1) + width(&self.service);
+        let share = (cols.saturating_sub(joints) / self.paths.len()).max(12);
+        let paths: Vec<String> = self.paths.iter().map(|p| cut_middle(p, share)).collect();
+        format!("{}{}", paths.join(" and "), cut_right(&self.service, 40))
     }
 }
 
@@ -165,6 +184,22 @@ mod tests {
         assert_eq!(width("漢字"), 4);
         assert_eq!(cut_right("漢字漢字", 5), "漢字…");
         assert_eq!(cut_middle("漢字漢字漢字", 7), "漢…字");
+    }
+
+    /// A rename's source made long does not hide where it goes.
+    #[test]
+    fn each_path_keeps_its_share() {
+        let q = Question {
+            path: format!("/tmp/outside/{}/src", "a".repeat(200)),
+            also: vec!["/home/me/.bashrc".into()],
+            syscall: "renameat2".into(),
+            ..Default::default()
+        };
+        let w = Words::of(&q, Path::new("/tmp"), &clean);
+        let what = w.what_in(80);
+        assert!(width(&what) <= 80, "{what}");
+        assert!(what.starts_with("/tmp/outside/"), "{what}");
+        assert!(what.ends_with(" and /home/me/.bashrc"), "{what}");
     }
 
     #[test]

@@ -64,7 +64,7 @@ fn plan_of(entries: &[Entry], home: &Path) -> (Plan, usize) {
 }
 
 pub fn suggest(args: SuggestArgs) -> Result<ExitCode, Failure> {
-    let home = crate::env::home_dir();
+    let home = crate::env::real_home_dir();
     let entries = logfile::read(&args.log)?;
     let (plan, total) = plan_of(&entries, &home);
     let log = shown(&args.log);
@@ -165,11 +165,12 @@ fn write_profile(
     );
     for g in groups {
         let p = tilde(&g.root, home);
-        if p.contains('*') {
-            // A profile reads `*` as any characters within a name: such a path would allow
-            // more.
+        if p.contains('*') || p.contains('$') {
+            // A profile reads `*` as any characters within a name and `${VAR:-}` as a
+            // variable: such a path would allow more (`~/.config/${NOPE:-}/a` is
+            // `~/.config/a`, and its directory `~/.config`).
             text.push_str(&format!(
-                "    # left out, a profile would read its `*` as a pattern: {}\n",
+                "    # left out, a profile would read its `*` or `$` as a pattern or variable: {}\n",
                 q(&shown(&p).to_string())
             ));
         } else if plain(&p) {

@@ -212,7 +212,9 @@ pub fn open(
             0 => TIMED_DEFAULT,
             n => Duration::from_secs(n.into()),
         },
-        home,
+        // The paths decided are resolved: so is the home they are told apart by (a scope is
+        // never the home or above it, whichever name it was given by).
+        home: std::fs::canonicalize(&home).unwrap_or(home),
         resumed,
         strict,
         performs,
