@@ -105,6 +105,15 @@ mod tests {
             "/home/me/.ssh/authorized_keys"
         );
         assert_eq!(s("/home/me/.local/bin/tool"), "/home/me/.local/bin/tool");
+        // What the bus, the service manager, Python or git start later (a red team's find).
+        for p in [
+            "/home/me/.local/share/dbus-1/services/x.service",
+            "/home/me/.local/share/systemd/user/x.service",
+            "/home/me/.local/lib/python3.11/site-packages/x.pth",
+            "/home/me/.config/git/config",
+        ] {
+            assert_eq!(s(p), p);
+        }
         // Never $HOME itself: a file directly in it is its own scope.
         assert_eq!(s("/home/me/.bashrc"), "/home/me/.bashrc");
         assert_eq!(s("/home/me/.cache/x"), "/home/me/.cache/x");

@@ -44,6 +44,12 @@ pub const SENSITIVE: &[&str] = &[
     ".config/environment.d",
     ".local/share/applications",
     ".local/bin",
+    // What the session bus and the user's service manager start, Python's user site
+    // (`.pth` files run at every start), git's own configuration (hooks, fsmonitor).
+    ".local/share/dbus-1",
+    ".local/share/systemd",
+    ".local/lib",
+    ".config/git",
 ];
 
 /// Whether `p` is `dir` or below it, by whole components.
