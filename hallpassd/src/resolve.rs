@@ -20,6 +20,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use crate::dircache::DirCache;
+use crate::process::{descends_from, tgid_of};
 use crate::sys::readlink::read_link_at;
 
 /// `MAXSYMLINKS` (include/linux/namei.h): more links than this in one lookup is ELOOP.
@@ -66,14 +67,6 @@ impl Target {
         }
         tgid_of(self.tid).unwrap_or(self.tid)
     }
-}
-
-/// The thread group of thread `tid`.
-pub fn tgid_of(tid: i32) -> Option<i32> {
-    let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    s.lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
 }
 
 /// Descriptors of the `/proc/TID` directories of the threads that made notifications, kept
@@ -488,24 +481,6 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<PathBuf> {
             Path::new(&n).display()
         ))),
     }
-}
-
-/// Whether process `pid` is `top` or one of its descendants (`top` 0: never).
-pub fn descends_from(pid: i32, top: i32) -> bool {
-    if top <= 0 {
-        return false;
-    }
-    let mut p = pid;
-    for _ in 0..4096 {
-        if p == top {
-            return true;
-        }
-        match crate::peer::parent_of(p) {
-            Some(pp) if pp > 1 => p = pp,
-            _ => return false,
-        }
-    }
-    false
 }
 
 /// The pid a path under `/proc/PID/` belongs to, if any.

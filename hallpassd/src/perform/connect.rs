@@ -147,7 +147,7 @@ pub fn settle(c: &mut Dest, session: i32, allowed: impl FnOnce() -> bool) -> Set
         return Settled::Decide;
     }
     let in_session =
-        |h: &[i32]| !h.is_empty() && h.iter().all(|&p| crate::resolve::descends_from(p, session));
+        |h: &[i32]| !h.is_empty() && h.iter().all(|&p| crate::process::descends_from(p, session));
     match service::holders(name) {
         // No socket of the daemon's network namespace is bound to the file. That is not
         // "nothing listens": sock_diag dumps one namespace, while a socket file reaches its

@@ -52,7 +52,8 @@ use crate::perform::walk::Roots;
 use crate::policy::{
     boot_time, Answered, Decision, PathSet, Policy, Prompt, Reason, IMPLICIT_DEVICES,
 };
-use crate::resolve::{canonicalize_lenient, proc_pid, tgid_of, Resolved};
+use crate::process::tgid_of;
+use crate::resolve::{canonicalize_lenient, proc_pid, Resolved};
 use crate::rules::Rules;
 use crate::sys::seccomp::{self, Reply};
 use crate::syscalls::{Arch, Kind};

@@ -91,7 +91,7 @@ impl Supervisor<'_> {
             let exec = sc.kind == Kind::Exec;
             // An exec may hand the thread its group leader's id: that one's answer goes too.
             let leader = if exec {
-                crate::resolve::tgid_of(tid)
+                crate::process::tgid_of(tid)
             } else {
                 None
             };
