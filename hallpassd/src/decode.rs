@@ -4,9 +4,9 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::dircache::DirCache;
+use crate::dircache::{DirCache, ProcDirs};
 use crate::mem::{Lender, Memory};
-use crate::resolve::{base_of, fd_path, object_of, resolve, ProcDirs, Resolved, Target};
+use crate::resolve::{base_of, fd_path, object_of, resolve, Resolved, Target};
 use crate::sys::seccomp::Notif;
 use crate::syscalls::{
     is_write_open, tty_ioctl, Follow, Kind, Lookup, PathArg, Syscall, AT_EMPTY_PATH,
