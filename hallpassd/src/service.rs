@@ -15,7 +15,7 @@ use nix::sys::socket::{recv, send, socket, AddressFamily, MsgFlags, SockFlag, So
 use std::os::fd::AsRawFd;
 
 use crate::policy::{PathSet, DEFAULT_SERVICES};
-use crate::session::SetupError;
+use crate::session::error::SetupError;
 
 /// The services reached without asking: [`DEFAULT_SERVICES`] as they resolve on this
 /// machine (`/dev/log` is a symlink into the journal's directory), and `--allow-service`,
