@@ -239,7 +239,7 @@ impl Decoder {
                 let base = base_of(t, None, procs).map_err(err)?;
                 let path = resolve_from(t, base, &path[..end], true).map_err(err)?;
                 let name = match &path {
-                    Resolved::Path(p) => crate::perform::connect::file_name(p),
+                    Resolved::Path(p) => crate::service::file_name(p),
                     _ => None,
                 };
                 Ok(Op::Connect { path, name })

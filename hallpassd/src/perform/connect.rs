@@ -5,7 +5,6 @@
 //! to through `/proc/thread-self/fd/N`: the kernel reaches the very inode decided on.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 
 use nix::errno::Errno;
 
@@ -195,13 +194,4 @@ impl Connect {
     pub fn perform(&self) -> Sys<()> {
         fsops::connect(self.sock.as_fd(), &self.dest.to.addr())
     }
-}
-
-/// The device and inode of a socket file, for [`Name::File`] in tests and lite mode.
-pub fn file_name(path: &std::path::Path) -> Option<Name> {
-    let md = std::fs::metadata(path).ok()?;
-    Some(Name::File {
-        dev: md.dev(),
-        ino: md.ino(),
-    })
 }
