@@ -48,8 +48,8 @@ fn prepare_call(
         Kind::RefuseStrict(e) => return Ok(Prepared::Fail(e)),
         // The filter refuses it in strict mode; lite mode takes note before it gets here.
         Kind::OwnDomain => return Ok(Prepared::Fail(libc::ENOSYS)),
-        Kind::Connect { .. } => return crate::perform::connect::prepare(t, &mut w, a),
-        Kind::Send { .. } => return crate::perform::send::prepare(name, t, &mut w, a),
+        Kind::Connect { .. } => return super::connect::prepare(t, &mut w, a),
+        Kind::Send { .. } => return super::send::prepare(name, t, &mut w, a),
         _ => {}
     }
     // One function per family of syscalls; each reads its dirfd and path arguments (legacy

@@ -8,8 +8,8 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use nix::errno::Errno;
 
-use super::emulate::{Action, Prepared, Target};
-use super::walk::Walker;
+use super::{Action, Prepared, Target};
+use crate::perform::walk::Walker;
 use crate::resolve::Resolved;
 use crate::service::{self, Listener, Name};
 use crate::sys::fsops::{self, Sys};
@@ -70,8 +70,8 @@ pub fn prepare(t: &mut Target<'_>, w: &mut Walker, a: &[u64; 6]) -> Sys<Prepared
         return Err(Errno::EINVAL);
     }
     let mut sa = vec![0u8; len];
-    super::emulate::read_bytes(t, a[1], &mut sa)?;
-    let sock = super::emulate::take_fd(t, a[0] as i32)?;
+    super::read_bytes(t, a[1], &mut sa)?;
+    let sock = super::take_fd(t, a[0] as i32)?;
     let unix = fsops::socket_domain(sock.as_fd())? == libc::AF_UNIX;
     let (dest, res) = dest(w, unix, sa)?;
     let action = Action::Connect(Connect { sock, dest });
@@ -108,13 +108,13 @@ pub fn dest(w: &mut Walker, unix: bool, sa: Vec<u8>) -> Sys<(Dest, Option<Resolv
     if path.is_empty() {
         return Err(Errno::ENOENT);
     }
-    let start = super::emulate::start_for(w, libc::AT_FDCWD, path)?;
+    let start = super::start_for(w, libc::AT_FDCWD, path)?;
     let file = w.object(start, path, true)?;
     let st = fsops::fstat(file.as_fd())?;
     if st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
         return Err(Errno::ECONNREFUSED);
     }
-    let res = super::emulate::held_res(&file, w)?;
+    let res = super::held_res(&file, w)?;
     let name = Name::File {
         dev: st.st_dev,
         ino: st.st_ino,
