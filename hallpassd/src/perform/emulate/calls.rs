@@ -83,15 +83,6 @@ fn prepare_call(
     }
 }
 
-/// A write of `paths` that `action` makes, for syscall `name`, to decide.
-pub(super) fn write(name: &'static str, paths: Vec<Resolved>, action: Action) -> Sys<Prepared> {
-    Ok(Prepared::Write {
-        syscall: name,
-        paths,
-        action,
-    })
-}
-
 /// An `open`, `openat` or `creat` that writes (a read-only one passes).
 fn open_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let at = |i: usize| a[i] as i32;

@@ -75,6 +75,15 @@ pub enum Prepared {
     Fail(i32),
 }
 
+/// A write of `paths` that `action` makes, for syscall `name`, to decide.
+fn write(name: &'static str, paths: Vec<Resolved>, action: Action) -> Sys<Prepared> {
+    Ok(Prepared::Write {
+        syscall: name,
+        paths,
+        action,
+    })
+}
+
 /// An object acted on.
 pub enum Obj {
     /// The object itself, symlinks followed: acted on through `/proc/self/fd/N`.
