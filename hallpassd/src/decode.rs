@@ -307,7 +307,7 @@ fn terminal_of(
     } else if !change && !indirect {
         return Ok(None);
     } else {
-        let held = crate::perform::emulate::take_fd_of(t.tid, fd, mem, lender)
+        let held = crate::fds::take_fd_of(t.tid, fd, mem, lender)
             .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
         match Tty::of_held(std::os::fd::AsFd::as_fd(&held)) {
             Some(tty) => tty,

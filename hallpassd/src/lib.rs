@@ -13,6 +13,7 @@ pub mod bpf;
 pub mod daemon;
 pub(crate) mod decode;
 pub(crate) mod dircache;
+pub(crate) mod fds;
 pub mod filter;
 pub(crate) mod journal;
 pub(crate) mod log;

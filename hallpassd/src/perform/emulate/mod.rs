@@ -24,8 +24,8 @@ mod meta;
 pub mod send;
 mod tty;
 
+pub use args::OPEN_RETRIES;
 use args::*;
-pub use args::{take_fd_of, OPEN_RETRIES};
 
 pub use call::{answer, Outcome};
 pub use calls::prepare;
