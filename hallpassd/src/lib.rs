@@ -23,6 +23,7 @@ pub(crate) mod perform;
 pub(crate) mod periodic;
 pub(crate) mod policy;
 pub(crate) mod process;
+pub(crate) mod reach;
 pub(crate) mod resolve;
 pub(crate) mod rules;
 pub(crate) mod scope;

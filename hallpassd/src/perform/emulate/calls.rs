@@ -35,7 +35,7 @@ fn prepare_call(
             let (mem, lender) = (&mut *t.mem, &mut *t.lender);
             let mut read = |addr: u64, buf: &mut [u8]| mem.read_exact(t.tid, addr, buf, lender);
             return Ok(
-                match crate::decode::process_call(sc.kind, rt, a, &mut read) {
+                match crate::reach::process_call(sc.kind, rt, a, &mut read) {
                     Ok(()) => Prepared::Pass { exec: false },
                     Err(e) => Prepared::Fail(e),
                 },
