@@ -5,7 +5,8 @@
 //! session's thread decodes each notification (`decode.rs`, `resolve.rs`, `mem.rs`), asks the
 //! policy (`policy.rs`), logs (`log.rs`) and answers the kernel (`sys/seccomp.rs`). The
 //! filter the launcher installs is compiled here (`filter.rs`) from the one syscall table
-//! (`syscalls.rs`).
+//! (`syscalls.rs`). The modules' imports flow one way too: `docs/architecture.md` lists them
+//! from the bottom up, and `tests/tests/house.rs` fails on an import circle.
 
 pub(crate) mod api;
 pub(crate) mod ask;
