@@ -4,9 +4,10 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::dircache::DirCache;
+use crate::dircache::{DirCache, ProcDirs};
 use crate::mem::{Lender, Memory};
-use crate::resolve::{base_of, fd_path, object_of, resolve, ProcDirs, Resolved, Target};
+use crate::reach::process_call;
+use crate::resolve::{base_of, fd_path, object_of, resolve, Resolved, Target};
 use crate::sys::seccomp::Notif;
 use crate::syscalls::{
     is_write_open, tty_ioctl, Follow, Kind, Lookup, PathArg, Syscall, AT_EMPTY_PATH,
@@ -239,7 +240,7 @@ impl Decoder {
                 let base = base_of(t, None, procs).map_err(err)?;
                 let path = resolve_from(t, base, &path[..end], true).map_err(err)?;
                 let name = match &path {
-                    Resolved::Path(p) => crate::perform::connect::file_name(p),
+                    Resolved::Path(p) => crate::service::file_name(p),
                     _ => None,
                 };
                 Ok(Op::Connect { path, name })
@@ -307,7 +308,7 @@ fn terminal_of(
     } else if !change && !indirect {
         return Ok(None);
     } else {
-        let held = crate::perform::emulate::take_fd_of(t.tid, fd, mem, lender)
+        let held = crate::fds::take_fd_of(t.tid, fd, mem, lender)
             .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
         match Tty::of_held(std::os::fd::AsFd::as_fd(&held)) {
             Some(tty) => tty,
@@ -315,50 +316,6 @@ fn terminal_of(
         }
     };
     Ok(Some((tty, own.owns(t.tid, tty))))
-}
-
-/// Whether a call on a process ([`Kind::OtherProcess`], [`Kind::Rlimit`]) may go on: only on
-/// the caller or a process of its session (the rest belong to the user's other work, which
-/// the session must not slow down, starve or make dump core), and a new core limit only of
-/// 0. `read` reads the target's memory. `Err` is the errno to fail it with.
-pub fn process_call(
-    kind: Kind,
-    t: Target,
-    args: &[u64; 6],
-    read: &mut dyn FnMut(u64, &mut [u8]) -> io::Result<()>,
-) -> Result<(), i32> {
-    // 0 is the caller itself.
-    let reaches = |pid: i32| pid == 0 || t.reaches(pid);
-    match kind {
-        Kind::OtherProcess { pid, which } => {
-            // A process group or every process of a user reaches beyond the session.
-            if which.is_some_and(|(arg, process)| args[arg as usize] as u32 != process) {
-                return Err(libc::EPERM);
-            }
-            if !reaches(args[pid as usize] as i32) {
-                return Err(libc::EPERM);
-            }
-            Ok(())
-        }
-        Kind::Rlimit { pid, resource, new } => {
-            if pid.is_some_and(|p| !reaches(args[p as usize] as i32)) {
-                return Err(libc::EPERM);
-            }
-            let new = args[new as usize];
-            if args[resource as usize] as u32 == crate::syscalls::RLIMIT_CORE && new != 0 {
-                // `struct rlimit64`: the soft limit, then the hard one. The kernel reads it
-                // again; raising it after this check takes root, whose core dump Landlock
-                // still confines in strict mode.
-                let mut raw = [0u8; 16];
-                read(new, &mut raw).map_err(|_| libc::EFAULT)?;
-                if raw != [0u8; 16] {
-                    return Err(libc::EPERM);
-                }
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
 }
 
 /// The path part of the Unix socket address at argument `addr`, of the length at argument

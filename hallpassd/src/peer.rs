@@ -30,6 +30,7 @@ use std::os::unix::net::UnixStream;
 
 use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 
+use crate::process::parent_of;
 use crate::sys;
 
 /// A checked peer: it runs as the daemon's user.
@@ -192,25 +193,9 @@ fn is_launcher(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim_end() == "hallpass")
 }
 
-/// The parent of `pid`, from `/proc/PID/stat` (the field after the parenthesised name).
-pub fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 2..];
-    after.split(' ').nth(1)?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parents() {
-        assert_eq!(
-            parent_of(std::process::id() as i32),
-            Some(nix::unistd::getppid().as_raw())
-        );
-        assert_eq!(parent_of(-5), None);
-    }
 
     #[test]
     fn the_seccomp_mark() {

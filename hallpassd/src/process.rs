@@ -1,6 +1,8 @@
-//! How a process is shown to a person: its command as a question's chain names it (`npm
-//! install`), its `comm`, and the chain of its parents up to the session's command. Read from
-//! `/proc`; a process gone meanwhile shows as its pid.
+//! A process as `/proc` tells of it: how it is shown to a person (its command as a
+//! question's chain names it, `npm install`, its `comm`, and the chain of its parents up to
+//! the session's command; a process gone meanwhile shows as its pid), and its kin: the
+//! thread group of a thread, the parent of a process, whether one descends from another.
+//! A leaf: it reads `/proc` and nothing of the daemon.
 
 use std::path::Path;
 
@@ -53,10 +55,57 @@ pub fn chain(pid: i32, top: i32) -> Vec<String> {
         if p == top || p <= 1 {
             break;
         }
-        match crate::peer::parent_of(p) {
+        match parent_of(p) {
             Some(pp) => p = pp,
             None => break,
         }
     }
     out
+}
+
+/// The thread group of thread `tid`.
+pub fn tgid_of(tid: i32) -> Option<i32> {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The parent of `pid`, from `/proc/PID/stat` (the field after the parenthesised name).
+pub fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    after.split(' ').nth(1)?.parse().ok()
+}
+
+/// Whether process `pid` is `top` or one of its descendants (`top` 0: never).
+pub fn descends_from(pid: i32, top: i32) -> bool {
+    if top <= 0 {
+        return false;
+    }
+    let mut p = pid;
+    for _ in 0..4096 {
+        if p == top {
+            return true;
+        }
+        match parent_of(p) {
+            Some(pp) if pp > 1 => p = pp,
+            _ => return false,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parents() {
+        assert_eq!(
+            parent_of(std::process::id() as i32),
+            Some(nix::unistd::getppid().as_raw())
+        );
+        assert_eq!(parent_of(-5), None);
+    }
 }

@@ -10,16 +10,13 @@
 //! `pivot_root`, `setns` and the mount syscalls.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 
-use crate::dircache::DirCache;
+use crate::dircache::ProcDirs;
+use crate::process::{descends_from, tgid_of};
 use crate::sys::readlink::read_link_at;
 
 /// `MAXSYMLINKS` (include/linux/namei.h): more links than this in one lookup is ELOOP.
@@ -65,123 +62,6 @@ impl Target {
             return self.tgid;
         }
         tgid_of(self.tid).unwrap_or(self.tid)
-    }
-}
-
-/// The thread group of thread `tid`.
-pub fn tgid_of(tid: i32) -> Option<i32> {
-    let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    s.lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
-}
-
-/// Descriptors of the `/proc/TID` directories of the threads that made notifications, kept
-/// between notifications so that the cwd and descriptors of a thread are read with one
-/// `readlinkat(dir, "fd/N")`, without looking up `/proc` and `TID` each time (about a quarter
-/// of the cost of `readlink("/proc/TID/fd/N")`, measured).
-///
-/// Sound against thread ids being reused: a `/proc/TID` descriptor stays bound to the thread
-/// it was opened for (its `struct pid`), and once that thread is gone every lookup under it
-/// fails (`ESRCH`), even if a new thread got the same id meanwhile. A lookup that fails so
-/// is made again once on a fresh descriptor, which is then the new thread's. An exec from
-/// another thread of the group hands the leader's id, and its `/proc` entry, to the thread
-/// that execs, as the kernel then reports it. No other process's `/proc` entry is opened
-/// than those of the threads that notified, as before.
-#[derive(Default)]
-pub struct ProcDirs {
-    dirs: HashMap<i32, OwnedFd, BuildHasherDefault<TidHasher>>,
-    /// Lite mode's paths of directory descriptors ([`crate::dircache`]).
-    cache: Option<Arc<DirCache>>,
-}
-
-/// Thread ids are small distinct numbers: a multiplication spreads them well enough, where
-/// the default SipHash showed in the daemon's instruction count.
-#[derive(Default)]
-pub struct TidHasher(u64);
-
-impl Hasher for TidHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_i32(&mut self, i: i32) {
-        self.0 = u64::from(i as u32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.0 = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-/// Directories kept per session; all are closed when there would be more (threads that
-/// exited leave theirs behind). Small: the daemon's descriptors are shared by every session.
-const MAX_PROC_DIRS: usize = 128;
-
-impl ProcDirs {
-    pub fn new() -> ProcDirs {
-        ProcDirs::default()
-    }
-
-    /// Resolves directory descriptors through `cache`.
-    pub fn with_cache(cache: Arc<DirCache>) -> ProcDirs {
-        ProcDirs {
-            cache: Some(cache),
-            ..ProcDirs::default()
-        }
-    }
-
-    /// The target of the magic link `name` (`cwd`, `fd/N`) of thread `tid`.
-    pub fn read_link(&mut self, tid: i32, name: &str) -> io::Result<PathBuf> {
-        let fresh = !self.dirs.contains_key(&tid);
-        if fresh {
-            self.open(tid)?;
-        }
-        match self.read_at(tid, name) {
-            // A thread that exited, whose id may be another's by now (Linux says ESRCH under
-            // the directory of a thread that is gone; older kernels ENOENT): once more,
-            // afresh.
-            Err(e) if !fresh && matches!(e.raw_os_error(), Some(libc::ESRCH | libc::ENOENT)) => {
-                self.dirs.remove(&tid);
-                self.open(tid)?;
-                self.read_at(tid, name)
-            }
-            r => r,
-        }
-    }
-
-    /// What the magic link `name` (`fd/N`) of thread `tid` leads to, as `stat` sees it.
-    pub fn stat(&mut self, tid: i32, name: &str) -> io::Result<libc::stat> {
-        if !self.dirs.contains_key(&tid) {
-            self.open(tid)?;
-        }
-        let name =
-            std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-        crate::sys::fsops::statat(self.dirs[&tid].as_fd(), &name)
-            .map_err(|e| io::Error::from_raw_os_error(e as i32))
-    }
-
-    fn read_at(&self, tid: i32, name: &str) -> io::Result<PathBuf> {
-        read_link_at(Some(self.dirs[&tid].as_fd()), name.as_bytes())
-    }
-
-    fn open(&mut self, tid: i32) -> io::Result<()> {
-        use std::os::unix::fs::OpenOptionsExt;
-        if self.dirs.len() >= MAX_PROC_DIRS {
-            self.dirs.clear();
-        }
-        let dir = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
-            .open(format!("/proc/{tid}"))?;
-        self.dirs.insert(tid, dir.into());
-        Ok(())
     }
 }
 
@@ -488,24 +368,6 @@ pub fn canonicalize_lenient(path: &Path) -> io::Result<PathBuf> {
             Path::new(&n).display()
         ))),
     }
-}
-
-/// Whether process `pid` is `top` or one of its descendants (`top` 0: never).
-pub fn descends_from(pid: i32, top: i32) -> bool {
-    if top <= 0 {
-        return false;
-    }
-    let mut p = pid;
-    for _ in 0..4096 {
-        if p == top {
-            return true;
-        }
-        match crate::peer::parent_of(p) {
-            Some(pp) if pp > 1 => p = pp,
-            _ => return false,
-        }
-    }
-    false
 }
 
 /// The pid a path under `/proc/PID/` belongs to, if any.

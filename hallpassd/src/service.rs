@@ -13,9 +13,10 @@ use std::path::PathBuf;
 use nix::sys::socket::SockType;
 use nix::sys::socket::{recv, send, socket, AddressFamily, MsgFlags, SockFlag, SockProtocol};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
 
 use crate::policy::{PathSet, DEFAULT_SERVICES};
-use crate::session::SetupError;
+use crate::session::error::SetupError;
 
 /// The services reached without asking: [`DEFAULT_SERVICES`] as they resolve on this
 /// machine (`/dev/log` is a symlink into the journal's directory), and `--allow-service`,
@@ -60,6 +61,15 @@ pub enum Name {
 /// in it an `@` too, as `ss` and `/proc/net/unix` show them.
 pub fn abstract_shown(name: &[u8]) -> std::path::PathBuf {
     format!("@{}", String::from_utf8_lossy(name).replace('\0', "@")).into()
+}
+
+/// The device and inode of a socket file, for [`Name::File`] in tests and lite mode.
+pub fn file_name(path: &std::path::Path) -> Option<Name> {
+    let md = std::fs::metadata(path).ok()?;
+    Some(Name::File {
+        dev: md.dev(),
+        ino: md.ino(),
+    })
 }
 
 /// Who listens on a socket.

@@ -146,7 +146,7 @@ impl Own {
     /// the master of pty `index`. Only a chain that reaches the launcher is looked at: the
     /// processes of one that does not (reparented elsewhere) may not be the session's.
     fn master_held(&self, tid: i32, index: u32) -> bool {
-        let Some(mut pid) = crate::resolve::tgid_of(tid) else {
+        let Some(mut pid) = crate::process::tgid_of(tid) else {
             return false;
         };
         let mut chain = Vec::new();
@@ -158,7 +158,7 @@ impl Own {
                 return false;
             }
             chain.push(pid);
-            match crate::peer::parent_of(pid) {
+            match crate::process::parent_of(pid) {
                 Some(p) => pid = p,
                 None => return false,
             }

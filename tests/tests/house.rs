@@ -292,6 +292,11 @@ fn the_clis_imports_flow_one_way() {
     no_circles("hallpass-cli");
 }
 
+#[test]
+fn the_daemons_imports_flow_one_way() {
+    no_circles("hallpassd");
+}
+
 /// The reader itself: it finds a circle where there is one.
 #[test]
 fn a_circle_is_found() {

@@ -2,10 +2,8 @@
 //! lite mode's binds and `openat2`. The daemon makes each through descriptors it holds, so
 //! what was decided is what happens to the real file (`emulate/`), after a lookup made of
 //! descriptors (`walk/`), as the process (`creds.rs`); a connection to a service likewise
-//! (`connect.rs`), and a datagram sent to one (`send.rs`).
+//! (`emulate/connect.rs`), and a datagram sent to one (`emulate/send.rs`).
 
-pub mod connect;
 pub mod creds;
 pub mod emulate;
-pub mod send;
 pub mod walk;

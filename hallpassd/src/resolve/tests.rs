@@ -154,67 +154,6 @@ fn real_file_system() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A child that sleeps in `dir` until killed.
-fn sleeper(dir: &Path) -> std::process::Child {
-    std::process::Command::new("sleep")
-        .arg("60")
-        .current_dir(dir)
-        .spawn()
-        .unwrap()
-}
-
-#[test]
-fn proc_dirs_read_the_live_thread() {
-    let base = std::env::temp_dir().join(format!("hallpass-procdirs-{}", std::process::id()));
-    let (a, b) = (base.join("a"), base.join("b"));
-    std::fs::create_dir_all(&a).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
-    let (a, b) = (a.canonicalize().unwrap(), b.canonicalize().unwrap());
-    let mut procs = ProcDirs::new();
-    let mut first = sleeper(&a);
-    let tid = first.id() as i32;
-    assert_eq!(procs.read_link(tid, "cwd").unwrap(), a);
-    // The thread is gone: its kept directory answers nothing any more, and neither does
-    // a fresh one.
-    first.kill().unwrap();
-    first.wait().unwrap();
-    assert!(procs.read_link(tid, "cwd").is_err());
-
-    // A kept directory of a thread that is gone, filed under the id another thread has
-    // now (what a reused thread id looks like): the live thread is read, not the dead
-    // one, and not an error.
-    let mut second = sleeper(&b);
-    let mut gone = sleeper(&a);
-    let dead = gone.id() as i32;
-    procs.read_link(dead, "cwd").unwrap();
-    gone.kill().unwrap();
-    gone.wait().unwrap();
-    let stale = procs.dirs.remove(&dead).unwrap();
-    let live = second.id() as i32;
-    procs.dirs.insert(live, stale);
-    assert_eq!(procs.read_link(live, "cwd").unwrap(), b);
-    let me = std::process::id() as i32;
-    let f = std::fs::File::open(&a).unwrap();
-    use std::os::fd::AsRawFd;
-    assert_eq!(
-        procs
-            .read_link(me, &format!("fd/{}", f.as_raw_fd()))
-            .unwrap(),
-        a
-    );
-    // No such descriptor: what the kernel says of it.
-    let t = Target {
-        tid: me,
-        tgid: me,
-        session: 0,
-    };
-    let e = base_of(t, Some(1_000_000), &mut procs).unwrap_err();
-    assert_eq!(e.raw_os_error(), Some(libc::EBADF));
-    second.kill().unwrap();
-    second.wait().unwrap();
-    std::fs::remove_dir_all(&base).unwrap();
-}
-
 #[test]
 fn fd_names() {
     let mut buf = [0u8; 16];

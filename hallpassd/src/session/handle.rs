@@ -350,7 +350,7 @@ impl Supervisor<'_> {
         if !holders.is_empty()
             && holders
                 .iter()
-                .all(|&h| crate::resolve::descends_from(h, session))
+                .all(|&h| crate::process::descends_from(h, session))
         {
             return true;
         }

@@ -8,7 +8,7 @@ use super::*;
 /// or (`fifo`) one that waits as long as the process would have: an open for a FIFO's other
 /// end, a send for its receiver. At most [`MAX_WAITING`] of the latter per session; past
 /// that it fails with `EAGAIN` (the descriptors a send passes are budgeted where it is
-/// prepared, `perform/send.rs`). One whose process goes away is interrupted. `slot`: its journal
+/// prepared, `perform/emulate/send.rs`). One whose process goes away is interrupted. `slot`: its journal
 /// slot, freed once it is answered.
 pub fn perform_later(
     shared: Arc<Shared>,
@@ -86,7 +86,7 @@ pub fn perform_later(
                     Performing::Starting => {}
                     Performing::Running(t) => {
                         if !seccomp::id_valid(shared.listener(), id)
-                            || (sends && crate::perform::send::signalled(tid))
+                            || (sends && crate::perform::emulate::send::signalled(tid))
                         {
                             crate::sys::fsops::interrupt(t);
                         }

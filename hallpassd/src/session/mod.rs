@@ -6,9 +6,11 @@
 //! only the thread that wrote waits for its answer. Here: what a session is and shares with
 //! the API ([`Info`], [`Shared`]); `setup.rs` opens one; `supervisor.rs` is its receiving
 //! loop; `handle.rs` decides one notification (lite mode, and what both modes share),
-//! `strict.rs` strict mode's; `perform.rs` performs writes on threads of their own;
-//! `lender.rs` borrows from the launcher what the daemon may not open itself.
+//! `strict.rs` strict mode's; `later.rs` performs writes on threads of their own;
+//! `lender.rs` borrows from the launcher what the daemon may not open itself; `error.rs` says
+//! why a session could not be opened.
 
+pub mod error;
 mod handle;
 mod later;
 mod lender;
@@ -16,6 +18,7 @@ mod setup;
 mod strict;
 mod supervisor;
 
+pub use error::SetupError;
 pub use later::perform_later;
 use lender::ControlLender;
 pub use setup::open;
@@ -34,7 +37,6 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use hallpass_proto::shown::shown;
 use hallpass_proto::{
     control, control_reply, ControlReply, ControlRequest, LendRequest, OpenSession, PromptMode,
     Question,
@@ -52,7 +54,8 @@ use crate::perform::walk::Roots;
 use crate::policy::{
     boot_time, Answered, Decision, PathSet, Policy, Prompt, Reason, IMPLICIT_DEVICES,
 };
-use crate::resolve::{canonicalize_lenient, proc_pid, tgid_of, Resolved};
+use crate::process::tgid_of;
+use crate::resolve::{canonicalize_lenient, proc_pid, Resolved};
 use crate::rules::Rules;
 use crate::sys::seccomp::{self, Reply};
 use crate::syscalls::{Arch, Kind};
@@ -79,25 +82,6 @@ pub struct Info {
     pub landlock: AtomicBool,
     /// The profiles the session uses, as the launcher sent them (for `hallpass status`).
     pub profiles: Vec<hallpass_proto::ProfileUse>,
-}
-
-/// Why a session could not be opened: one line for the user.
-#[derive(Debug, thiserror::Error)]
-pub enum SetupError {
-    #[error("{0}")]
-    Refused(String),
-    /// The kernel lacks what the session needs, or a setting of it forbids it.
-    #[error("{0}")]
-    Kernel(String),
-    #[error("cannot make the session's TMPDIR in {}: {source}", shown(.dir))]
-    Tmpdir { dir: PathBuf, source: io::Error },
-    #[error("invalid path {}: {source}", shown(.path))]
-    Path { path: String, source: io::Error },
-    #[error(
-        "cannot resume with TMPDIR {}: not a hallpass session directory of this user",
-        shown(.0)
-    )]
-    Resume(String),
 }
 
 /// A session between `OpenSession` and `Attach`.

@@ -91,7 +91,7 @@ impl Supervisor<'_> {
             let exec = sc.kind == Kind::Exec;
             // An exec may hand the thread its group leader's id: that one's answer goes too.
             let leader = if exec {
-                crate::resolve::tgid_of(tid)
+                crate::process::tgid_of(tid)
             } else {
                 None
             };
@@ -227,7 +227,7 @@ impl Supervisor<'_> {
     /// A connection (or a datagram) between the session's own processes passes
     /// (`Continue`: perform it), one to hallpassd is refused; `None` for any other, then
     /// decided as a write, the action now naming the service for the question
-    /// (`perform/connect.rs`).
+    /// (`perform/emulate/connect.rs`).
     pub(super) fn settle_connect(
         &self,
         tid: i32,
@@ -244,15 +244,15 @@ impl Supervisor<'_> {
             shared.decide(syscall, &[p], &rules).0 == Decision::Allow
         };
         let session = shared.info.pid.load(Ordering::Relaxed);
-        match crate::perform::connect::settle(c, session, allowed) {
-            crate::perform::connect::Settled::Pass => Some(Reply::Continue),
-            crate::perform::connect::Settled::Refuse(e) => {
+        match crate::perform::emulate::connect::settle(c, session, allowed) {
+            crate::perform::emulate::connect::Settled::Pass => Some(Reply::Continue),
+            crate::perform::emulate::connect::Settled::Refuse(e) => {
                 let shown = p.to_string_lossy();
                 // Denied either way.
                 let _ = self.record(tid, syscall, &shown, Decision::Deny, Reason::Protected);
                 Some(Reply::Fail(e))
             }
-            crate::perform::connect::Settled::Decide => None,
+            crate::perform::emulate::connect::Settled::Decide => None,
         }
     }
 }

@@ -346,7 +346,7 @@ pub fn file_setattr(
 
 /// Sends `sig` to thread `tid` (of whichever process it belongs to).
 pub fn signal_thread(tid: i32, sig: i32) {
-    let Some(tgid) = crate::resolve::tgid_of(tid) else {
+    let Some(tgid) = crate::process::tgid_of(tid) else {
         return;
     };
     // SAFETY: no memory is passed.

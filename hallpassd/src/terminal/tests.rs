@@ -62,7 +62,7 @@ fn a_pty_is_owned_where_its_master_is_held() {
     assert!(tty.master && tty.is_pty());
     let index = pty_index(tty.dev).unwrap();
     // Our parent stands for the launcher.
-    let parent = crate::peer::parent_of(me).unwrap();
+    let parent = crate::process::parent_of(me).unwrap();
     let own = Own::new(&[], parent);
     let slave = Tty {
         dev: tty.dev,

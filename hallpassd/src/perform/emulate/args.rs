@@ -202,54 +202,7 @@ pub(super) fn fd_call(w: &Walker, t: &mut Target<'_>, fd: i32) -> Sys<(OwnedFd, 
 /// itself: a socket to bind, a file for an ioctl. Where the daemon may not take it (Yama
 /// `ptrace_scope=1` and not root), `EPERM`.
 pub(in crate::perform) fn take_fd(t: &mut Target<'_>, fd: i32) -> Sys<OwnedFd> {
-    take_fd_of(t.tid, fd, t.mem, t.lender)
-}
-
-/// [`take_fd`] of thread `tid`, for a caller with no [`Target`] (lite mode's decoder).
-pub fn take_fd_of(tid: i32, fd: i32, mem: &Memory, lender: &mut dyn Lender) -> Sys<OwnedFd> {
-    if fd < 0 {
-        return Err(Errno::EBADF);
-    }
-    // Where the daemon may not take it (Yama), the launcher, an ancestor, can.
-    let own = if mem.lends() {
-        Err(Errno::EPERM)
-    } else {
-        getfd(tid, fd)
-    };
-    match own {
-        Err(Errno::EPERM) | Err(Errno::EACCES) => lender
-            .lend_fd(tid, fd)
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EPERM))),
-        r => r,
-    }
-}
-
-thread_local! {
-    /// The pidfd of the thread whose descriptor was taken last: a build's descriptor calls
-    /// come from one thread after another, and opening a pidfd for each cost two syscalls.
-    static LAST_PIDFD: std::cell::RefCell<Option<(i32, OwnedFd)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// A copy of thread `tid`'s descriptor `fd`. A pidfd names its very thread: if the one kept
-/// died and its id went to another, taking fails with `ESRCH`, and a pidfd is opened for the
-/// thread that notified, which is alive.
-pub(super) fn getfd(tid: i32, fd: i32) -> Sys<OwnedFd> {
-    LAST_PIDFD.with(|last| {
-        let mut last = last.borrow_mut();
-        if let Some((kept, pidfd)) = last.as_ref() {
-            if *kept == tid {
-                match fsops::pidfd_getfd(pidfd.as_fd(), fd) {
-                    Err(Errno::ESRCH) => {}
-                    r => return r,
-                }
-            }
-        }
-        let pidfd = fsops::pidfd_open_thread(tid)?;
-        let r = fsops::pidfd_getfd(pidfd.as_fd(), fd);
-        *last = Some((tid, pidfd));
-        r
-    })
+    crate::fds::take_fd_of(t.tid, fd, t.mem, t.lender)
 }
 
 /// What an entry is for the policy, if the process may reach it (see [`Walker::entry_path`]).

@@ -35,7 +35,7 @@ fn prepare_call(
             let (mem, lender) = (&mut *t.mem, &mut *t.lender);
             let mut read = |addr: u64, buf: &mut [u8]| mem.read_exact(t.tid, addr, buf, lender);
             return Ok(
-                match crate::decode::process_call(sc.kind, rt, a, &mut read) {
+                match crate::reach::process_call(sc.kind, rt, a, &mut read) {
                     Ok(()) => Prepared::Pass { exec: false },
                     Err(e) => Prepared::Fail(e),
                 },
@@ -48,8 +48,8 @@ fn prepare_call(
         Kind::RefuseStrict(e) => return Ok(Prepared::Fail(e)),
         // The filter refuses it in strict mode; lite mode takes note before it gets here.
         Kind::OwnDomain => return Ok(Prepared::Fail(libc::ENOSYS)),
-        Kind::Connect { .. } => return crate::perform::connect::prepare(t, &mut w, a),
-        Kind::Send { .. } => return crate::perform::send::prepare(name, t, &mut w, a),
+        Kind::Connect { .. } => return super::connect::prepare(t, &mut w, a),
+        Kind::Send { .. } => return super::send::prepare(name, t, &mut w, a),
         _ => {}
     }
     // One function per family of syscalls; each reads its dirfd and path arguments (legacy
@@ -81,15 +81,6 @@ fn prepare_call(
         "file_setattr" => file_setattr_call(c),
         _ => Err(Errno::ENOSYS),
     }
-}
-
-/// A write of `paths` that `action` makes, for syscall `name`, to decide.
-pub(super) fn write(name: &'static str, paths: Vec<Resolved>, action: Action) -> Sys<Prepared> {
-    Ok(Prepared::Write {
-        syscall: name,
-        paths,
-        action,
-    })
 }
 
 /// An `open`, `openat` or `creat` that writes (a read-only one passes).

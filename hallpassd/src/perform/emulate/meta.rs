@@ -1,7 +1,6 @@
 //! Preparing a change of a file's metadata: its mode, owner, size, times, extended
 //! attributes and flags, by path or through a descriptor.
 
-use super::calls::write;
 use super::*;
 
 /// `chmod`, `fchmodat`, `fchmodat2`.

@@ -12,18 +12,20 @@
 //! target's umask is applied, and the daemon acts with its credentials (`creds.rs`).
 //!
 //! Here the types; `calls.rs` prepares each family of syscalls (`meta.rs` those that change
-//! metadata, `tty.rs` a terminal's settings), `args.rs` reads and looks up their arguments,
+//! metadata, `tty.rs` a terminal's settings, `connect.rs` a connection to a service,
+//! `send.rs` a datagram sent to one), `args.rs` reads and looks up their arguments,
 //! `call.rs` makes the call and answers.
 
 mod args;
 mod call;
 mod calls;
+pub mod connect;
 mod meta;
+pub mod send;
 mod tty;
 
+pub use args::OPEN_RETRIES;
 use args::*;
-pub(in crate::perform) use args::{held_res, read_bytes, start_for, take_fd};
-pub use args::{take_fd_of, OPEN_RETRIES};
 
 pub use call::{answer, Outcome};
 pub use calls::prepare;
@@ -71,6 +73,15 @@ pub enum Prepared {
     /// Answered without a decision: the kernel's error for these arguments (a missing
     /// directory, a bad descriptor...), or a refusal.
     Fail(i32),
+}
+
+/// A write of `paths` that `action` makes, for syscall `name`, to decide.
+fn write(name: &'static str, paths: Vec<Resolved>, action: Action) -> Sys<Prepared> {
+    Ok(Prepared::Write {
+        syscall: name,
+        paths,
+        action,
+    })
 }
 
 /// An object acted on.
@@ -183,15 +194,15 @@ pub enum Action {
         sock: OwnedFd,
         addr: Vec<u8>,
     },
-    /// A connection, made on the process's socket ([`super::connect`]).
-    Connect(super::connect::Connect),
-    /// Messages sent on the process's socket ([`super::send`]).
-    Send(super::send::Send),
+    /// A connection, made on the process's socket ([`connect`]).
+    Connect(connect::Connect),
+    /// Messages sent on the process's socket ([`send`]).
+    Send(send::Send),
 }
 
 impl Action {
     /// Where a connection or a datagram goes, when it is a Unix socket to decide on.
-    pub fn dest_mut(&mut self) -> Option<&mut super::connect::Dest> {
+    pub fn dest_mut(&mut self) -> Option<&mut connect::Dest> {
         match self {
             Action::Connect(c) => Some(&mut c.dest),
             Action::Send(s) => s.dest.as_mut(),

@@ -11,7 +11,6 @@
 //! only, and `TIOCSCTTY` takes only a terminal no session has (the filter refuses the steal),
 //! so whatever descriptor the kernel then finds, it cannot reach another's terminal.
 
-use super::calls::write;
 use super::*;
 use crate::syscalls::{TtyArg, TtyIoctl, TIOCSCTTY, TIOCSPGRP};
 use crate::terminal::{job_control, Job, Tty};

@@ -363,7 +363,7 @@ impl<'r> Walker<'r> {
             && (!super::creds::in_guise()
                 || pid == self.who.tgid()
                 || pid == self.who.tid
-                || crate::resolve::tgid_of(pid) == Some(self.who.tgid()))
+                || crate::process::tgid_of(pid) == Some(self.who.tgid()))
     }
 
     /// Whether the target may reach what `path` (checked, device `dev`) names: `under` it

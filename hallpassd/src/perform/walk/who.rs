@@ -22,7 +22,7 @@ impl Who {
     pub fn tgid(&self) -> i32 {
         if self.tgid.get() == 0 {
             self.tgid
-                .set(crate::resolve::tgid_of(self.tid).unwrap_or(self.tid));
+                .set(crate::process::tgid_of(self.tid).unwrap_or(self.tid));
         }
         self.tgid.get()
     }

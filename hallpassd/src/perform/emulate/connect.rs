@@ -5,12 +5,11 @@
 //! to through `/proc/thread-self/fd/N`: the kernel reaches the very inode decided on.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 
 use nix::errno::Errno;
 
-use super::emulate::{Action, Prepared, Target};
-use super::walk::Walker;
+use super::{Action, Prepared, Target};
+use crate::perform::walk::Walker;
 use crate::resolve::Resolved;
 use crate::service::{self, Listener, Name};
 use crate::sys::fsops::{self, Sys};
@@ -71,8 +70,8 @@ pub fn prepare(t: &mut Target<'_>, w: &mut Walker, a: &[u64; 6]) -> Sys<Prepared
         return Err(Errno::EINVAL);
     }
     let mut sa = vec![0u8; len];
-    super::emulate::read_bytes(t, a[1], &mut sa)?;
-    let sock = super::emulate::take_fd(t, a[0] as i32)?;
+    super::read_bytes(t, a[1], &mut sa)?;
+    let sock = super::take_fd(t, a[0] as i32)?;
     let unix = fsops::socket_domain(sock.as_fd())? == libc::AF_UNIX;
     let (dest, res) = dest(w, unix, sa)?;
     let action = Action::Connect(Connect { sock, dest });
@@ -109,13 +108,13 @@ pub fn dest(w: &mut Walker, unix: bool, sa: Vec<u8>) -> Sys<(Dest, Option<Resolv
     if path.is_empty() {
         return Err(Errno::ENOENT);
     }
-    let start = super::emulate::start_for(w, libc::AT_FDCWD, path)?;
+    let start = super::start_for(w, libc::AT_FDCWD, path)?;
     let file = w.object(start, path, true)?;
     let st = fsops::fstat(file.as_fd())?;
     if st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
         return Err(Errno::ECONNREFUSED);
     }
-    let res = super::emulate::held_res(&file, w)?;
+    let res = super::held_res(&file, w)?;
     let name = Name::File {
         dev: st.st_dev,
         ino: st.st_ino,
@@ -147,7 +146,7 @@ pub fn settle(c: &mut Dest, session: i32, allowed: impl FnOnce() -> bool) -> Set
         return Settled::Decide;
     }
     let in_session =
-        |h: &[i32]| !h.is_empty() && h.iter().all(|&p| crate::resolve::descends_from(p, session));
+        |h: &[i32]| !h.is_empty() && h.iter().all(|&p| crate::process::descends_from(p, session));
     match service::holders(name) {
         // No socket of the daemon's network namespace is bound to the file. That is not
         // "nothing listens": sock_diag dumps one namespace, while a socket file reaches its
@@ -195,13 +194,4 @@ impl Connect {
     pub fn perform(&self) -> Sys<()> {
         fsops::connect(self.sock.as_fd(), &self.dest.to.addr())
     }
-}
-
-/// The device and inode of a socket file, for [`Name::File`] in tests and lite mode.
-pub fn file_name(path: &std::path::Path) -> Option<Name> {
-    let md = std::fs::metadata(path).ok()?;
-    Some(Name::File {
-        dev: md.dev(),
-        ino: md.ino(),
-    })
 }

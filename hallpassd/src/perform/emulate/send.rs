@@ -16,9 +16,9 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use nix::errno::Errno;
 
 use super::connect::{self, Dest};
-use super::creds;
-use super::emulate::{read_bytes, take_fd, Action, Outcome, Prepared, Target};
-use super::walk::Walker;
+use super::{read_bytes, take_fd, Action, Outcome, Prepared, Target};
+use crate::perform::creds;
+use crate::perform::walk::Walker;
 use crate::resolve::Resolved;
 use crate::sys::fsops::{self, Sys};
 use crate::sys::seccomp::Reply;
