@@ -59,6 +59,14 @@ pub trait Host: Send + Sync {
         d: Decision,
         r: Reason,
     ) -> bool;
+    /// [`Host::record`] for every path of `q` (both of a rename): `false` if a line was
+    /// lost.
+    #[must_use = "an allowed write whose line is lost must be refused"]
+    fn record_question(&self, q: &Question, d: Decision, r: Reason) -> bool {
+        std::iter::once(&q.path).chain(&q.also).fold(true, |ok, p| {
+            self.record(q.pid, &q.exe, &q.syscall, p, d, r) && ok
+        })
+    }
     /// Answers notification `id`.
     fn reply(&self, id: u64, reply: Reply);
     /// Strict mode: performs the write prepared for notification `id` of thread `tid` on a
@@ -372,14 +380,7 @@ impl Questions {
     fn resolve(&self, mut p: Pending, decision: Decision, reason: Reason, answer: Answer) {
         let s = &p.session;
         // Logged first: a crash between the two loses no line for a write that happened.
-        let logged = s.record(
-            p.question.pid,
-            &p.question.exe,
-            &p.question.syscall,
-            &p.question.path,
-            decision,
-            reason,
-        );
+        let logged = s.record_question(&p.question, decision, reason);
         let decision = if logged { decision } else { Decision::Deny };
         s.count(decision);
         let reply = match decision {
@@ -429,14 +430,9 @@ impl Questions {
             }
             p.release();
             // Denied either way: a line lost is counted, nothing more to do.
-            let _ = p.session.record(
-                p.question.pid,
-                &p.question.exe,
-                &p.question.syscall,
-                &p.question.path,
-                Decision::Deny,
-                Reason::Unanswered,
-            );
+            let _ = p
+                .session
+                .record_question(&p.question, Decision::Deny, Reason::Unanswered);
             let _ = self.events.send(Event {
                 kind: Some(event::Kind::Resolved(Resolved {
                     question_id: p.question.id,

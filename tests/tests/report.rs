@@ -313,3 +313,43 @@ fn the_man_page_renders() {
         assert!(text.contains(w), "{w} not in:\n{text}");
     }
 }
+
+/// A rename writes two paths, and the log names both, so that the report shows where the
+/// file went. Found by a red team: only the source was logged, and `report` and `suggest`
+/// never mentioned the `~/.profile` a rename replaced.
+#[test]
+fn a_rename_logs_where_it_goes() {
+    for (v, mode) in lite_everywhere_and_strict_once() {
+        let s = Scratch::new("report-rename", v);
+        let src = s.outside.join("src");
+        std::fs::write(&src, "x").unwrap();
+        s.chown(&src);
+        let dst = s.home.join(".profile");
+        let log = s.root.join("log.jsonl");
+        let out = run(s.hallpass([
+            "--prompt=allow",
+            mode,
+            &format!("--log={}", log.display()),
+            "--",
+            "mv",
+            &src.to_string_lossy(),
+            &dst.to_string_lossy(),
+        ]));
+        assert!(out.status.success(), "{mode}: {}", stderr(&out));
+        assert!(dst.exists());
+        let lines = s.log_lines(&log);
+        for p in [&src, &dst] {
+            assert!(
+                lines.iter().any(|l| l["path"] == *p.to_string_lossy()
+                    && l["syscall"]
+                        .as_str()
+                        .is_some_and(|c| c.starts_with("rename"))
+                    && l["reason"] == "audit"),
+                "{mode}: no line for {}: {lines:?}",
+                p.display()
+            );
+        }
+        let report = run(s.hallpass(["report".as_ref(), log.as_os_str()]));
+        assert!(stdout(&report).contains(".profile"), "{}", stdout(&report));
+    }
+}

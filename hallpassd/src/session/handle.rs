@@ -257,13 +257,29 @@ impl Supervisor<'_> {
             return Some(Reply::Fail(libc::EACCES));
         }
         // An allowed write whose line cannot be logged is refused.
-        let logged = self.record(tid, syscall, &files[i].to_string_lossy(), decision, reason);
+        let logged = self.record_each(tid, syscall, files, decision, reason);
         let decision = if logged { decision } else { Decision::Deny };
         shared.count(decision);
         Some(if decision == Decision::Allow {
             Reply::Continue
         } else {
             Reply::Fail(libc::EACCES)
+        })
+    }
+
+    /// [`Supervisor::record`] for every path the syscall writes (both of a rename): `false`
+    /// if a line was lost.
+    #[must_use = "an allowed write whose line is lost must be refused"]
+    pub(super) fn record_each(
+        &self,
+        tid: i32,
+        syscall: &str,
+        files: &[&Path],
+        decision: Decision,
+        reason: Reason,
+    ) -> bool {
+        files.iter().fold(true, |ok, f| {
+            self.record(tid, syscall, &f.to_string_lossy(), decision, reason) && ok
         })
     }
 

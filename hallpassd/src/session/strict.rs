@@ -43,7 +43,7 @@ impl Supervisor<'_> {
         {
             return false;
         }
-        let (decision, reason, i) = shared.decide(syscall, &files, &rules);
+        let (decision, reason, _) = shared.decide(syscall, &files, &rules);
         if decision != Decision::Allow || !matches!(reason, Reason::Implicit | Reason::Policy) {
             return false;
         }
@@ -52,13 +52,7 @@ impl Supervisor<'_> {
                 return true;
             }
             // An allowed write whose line cannot be logged is refused.
-            let logged = self.record(
-                n.pid as i32,
-                syscall,
-                &files[i].to_string_lossy(),
-                decision,
-                reason,
-            );
+            let logged = self.record_each(n.pid as i32, syscall, &files, decision, reason);
             if !logged {
                 shared.count(Decision::Deny);
                 let _ = seccomp::send(listener, n.id, Reply::Fail(libc::EACCES));
