@@ -63,9 +63,12 @@ pub trait Host: Send + Sync {
     /// lost.
     #[must_use = "an allowed write whose line is lost must be refused"]
     fn record_question(&self, q: &Question, d: Decision, r: Reason) -> bool {
-        std::iter::once(&q.path).chain(&q.also).fold(true, |ok, p| {
-            self.record(q.pid, &q.exe, &q.syscall, p, d, r) && ok
-        })
+        // Every line is tried, whether or not one before was lost.
+        let mut all = true;
+        for p in std::iter::once(&q.path).chain(&q.also) {
+            all &= self.record(q.pid, &q.exe, &q.syscall, p, d, r);
+        }
+        all
     }
     /// Answers notification `id`.
     fn reply(&self, id: u64, reply: Reply);

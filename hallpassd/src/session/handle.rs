@@ -278,9 +278,12 @@ impl Supervisor<'_> {
         decision: Decision,
         reason: Reason,
     ) -> bool {
-        files.iter().fold(true, |ok, f| {
-            self.record(tid, syscall, &f.to_string_lossy(), decision, reason) && ok
-        })
+        // Every line is tried, whether or not one before was lost.
+        let mut all = true;
+        for f in files {
+            all &= self.record(tid, syscall, &f.to_string_lossy(), decision, reason);
+        }
+        all
     }
 
     /// Publishes a question about this write; the notification waits for its answer.
