@@ -181,6 +181,9 @@ impl Decoder {
                 )
             }
             Kind::Paths(list) | Kind::Utimensat(list) | Kind::Mknod { paths: list, .. } => {
+                if writes_nothing(sc, t, args, mem, lender) {
+                    return Ok(Op::Pass { exec: false });
+                }
                 let mut paths = Vec::with_capacity(list.len());
                 for pa in list {
                     paths.push(path_arg(t, pa, args, mem, lender, procs).map_err(err)?);
@@ -432,4 +435,42 @@ fn path_arg(
     };
     let base = relative(t, dirfd, &s, procs)?;
     resolve_from(t, base, &s, follow)
+}
+
+/// Whether the kernel makes `sc` write nothing whatever its path names, and before it looks
+/// at any permission, so that there is nothing to decide: `utimensat` with both times
+/// `UTIME_OMIT` (it succeeds at once), and `rmdir`, `unlink`, `mkdir` or `mknod` of the root,
+/// `.` or `..` (refused once the path is walked: `do_rmdir`, `do_unlinkat`,
+/// `filename_create`). Left to the kernel, they get its own answer, in its order.
+fn writes_nothing(
+    sc: &Syscall,
+    t: Target,
+    args: &[u64; 6],
+    mem: &mut Memory,
+    lender: &mut dyn Lender,
+) -> bool {
+    let path = match sc.name {
+        "utimensat" => {
+            let mut raw = [0u8; 32];
+            let omitted = |raw: &[u8; 32], i: usize| {
+                i64::from_ne_bytes(raw[i..i + 8].try_into().unwrap()) == libc::UTIME_OMIT
+            };
+            return args[2] != 0
+                && mem.read_exact(t.tid, args[2], &mut raw, lender).is_ok()
+                && omitted(&raw, 8)
+                && omitted(&raw, 24);
+        }
+        "rmdir" | "unlink" | "mkdir" | "mknod" => args[0],
+        "unlinkat" | "mkdirat" | "mknodat" => args[1],
+        _ => return false,
+    };
+    let Ok(s) = mem.read_cstr(t.tid, path, lender) else {
+        return false;
+    };
+    let bare = match s.iter().rposition(|&c| c != b'/') {
+        Some(end) => &s[..=end],
+        None => return !s.is_empty(),
+    };
+    let last = bare.rsplit(|&c| c == b'/').next().unwrap_or(bare);
+    last == b"." || last == b".."
 }

@@ -109,11 +109,13 @@ pub enum Kind {
     Openat2 { dirfd: u8, path: u8, how: u8 },
     /// Writes one or two paths.
     Paths(&'static [PathArg]),
-    /// `mknod`, `mknodat`: writes a path. Strict mode refuses (`EPERM`) a block device, or a
-    /// character device but a whiteout (0:0), in the filter: a device node in the project
-    /// would be in its Landlock domain, where the kernel may write (an open that a race sends
-    /// there would write the device). Lite mode decides writing opens of a device node
-    /// outside `/dev` as writes of the device itself.
+    /// `mknod`, `mknodat`: writes a path. Strict mode never makes a device node
+    /// ([`makes_device`]): a device node in the project would be in its Landlock domain,
+    /// where the kernel may write (an open that a race sends there would write the device).
+    /// Its daemon makes the call without `CAP_MKNOD`, so the kernel fails it with its own
+    /// errors in its own order, and with `EPERM` where it would have made the node. Lite
+    /// mode decides writing opens of a device node outside `/dev` as writes of the device
+    /// itself.
     Mknod {
         paths: &'static [PathArg],
         mode: u8,
@@ -1001,12 +1003,25 @@ pub fn writes_content(name: &str) -> bool {
 /// performs.
 pub fn landlock_covers(sc: &Syscall, args: &[u64; 6]) -> bool {
     match sc.kind {
+        // A device node is never left to the kernel (see [`Kind::Mknod`]).
+        Kind::Mknod { mode, dev, .. } => !makes_device(args[mode as usize], args[dev as usize]),
         Kind::Open { flags: Some(f), .. } => {
             let flags = args[f as usize] as u32;
             flags & libc::O_TRUNC as u32 == 0 || flags & libc::O_ACCMODE as u32 != 0
         }
         Kind::Open { flags: None, .. } => true,
         _ => sc.names || matches!(sc.name, "mkdir" | "mkdirat"),
+    }
+}
+
+/// Whether `mknod` with `mode` and `dev` (as the syscall passes them) makes a device node: a
+/// block device, or a character device but a whiteout (0:0). The kernel reads the mode as
+/// 16 bits (`umode_t`) and the device as 32 (`unsigned int`).
+pub fn makes_device(mode: u64, dev: u64) -> bool {
+    match mode as u16 as u32 & libc::S_IFMT {
+        libc::S_IFBLK => true,
+        libc::S_IFCHR => dev as u32 != 0,
+        _ => false,
     }
 }
 
@@ -1488,6 +1503,19 @@ mod tests {
         ] {
             assert!(!landlock_covers(sc(name), &[0; 6]), "{name}");
         }
+        // A device node is the daemon's to refuse, a FIFO or a whiteout the kernel's to make.
+        let node =
+            |mode: u32, dev: u64| landlock_covers(sc("mknodat"), &[0, 0, mode as u64, dev, 0, 0]);
+        assert!(!node(libc::S_IFCHR | 0o600, libc::makedev(1, 3)));
+        assert!(!node(libc::S_IFBLK | 0o600, 0));
+        assert!(!node(libc::S_IFCHR, (1 << 32) | 7), "the device is 32 bits");
+        assert!(node(libc::S_IFCHR, 0), "a whiteout");
+        assert!(
+            node(libc::S_IFCHR, 1 << 32),
+            "a whiteout: the device is 32 bits"
+        );
+        assert!(node(libc::S_IFIFO | 0o644, 0));
+        assert!(node((1 << 16) | libc::S_IFIFO, 7), "the mode is 16 bits");
     }
 
     #[test]

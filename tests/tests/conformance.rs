@@ -6,7 +6,10 @@
 //! opened descriptor (access mode, flags, FD_CLOEXEC, what it refers to, whether it reads and
 //! writes) and the resulting tree (types, modes, owners, link counts, contents, symlink targets,
 //! xattrs, times where set) must be identical, case by case. As root and as an unprivileged
-//! user, with and without the Yama lending path.
+//! user, with and without the Yama lending path. Strict mode runs it twice: in its Landlock
+//! domain, which leaves most writes in the project to the kernel, and without one
+//! (`HALLPASS_LANDLOCK_ABI=1`), where the daemon performs every write itself. As root, the
+//! test mounts a file system for the cases about mount points.
 //!
 //! Lite mode is held to the same table.
 
@@ -39,6 +42,47 @@ impl Drop for OtherFs {
     fn drop(&mut self) {
         writable(&self.0);
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `project/mounts-TAG`, made by root for hp-conform's `--mounts` (a mount point and files of
+/// root's: see `mount_cases` there), unmounted on drop; `None` where this process cannot mount
+/// (not root: hp-conform then prints `skip` for those cases).
+struct Mounts(PathBuf);
+
+impl Mounts {
+    fn new(project: &Path, tag: &str) -> Option<Mounts> {
+        if !am_root() {
+            eprintln!("SKIP the mount-point cases: mounting needs root");
+            return None;
+        }
+        let d = project.join(format!("mounts-{tag}"));
+        std::fs::create_dir(&d).unwrap();
+        let mode = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap()
+        };
+        mode(&d, 0o777);
+        for (f, m) in [("rootrw", 0o666), ("rootro", 0o644)] {
+            std::fs::write(d.join(f), "root\n").unwrap();
+            mode(&d.join(f), m);
+        }
+        std::fs::create_dir(d.join("mnt")).unwrap();
+        let out = run(std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "mode=0755,size=1m", "hp-conform"])
+            .arg(d.join("mnt")));
+        if !out.status.success() {
+            eprintln!("SKIP the mount-point cases: mount failed: {}", stderr(&out));
+            return None;
+        }
+        Some(Mounts(d))
+    }
+}
+
+impl Drop for Mounts {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.join("mnt"))
+            .status();
     }
 }
 
@@ -79,13 +123,17 @@ fn parse(out: &str, dir: &Path, other: Option<&Path>) -> (BTreeMap<String, Strin
     (cases, count)
 }
 
-/// Runs `hp-conform run DIR` (with hallpass's arguments before it, if any) as the variant's
-/// user in the project; returns its parsed output.
+/// Environment variables for hallpass.
+type Vars<'a> = &'a [(&'a str, &'a str)];
+
+/// Runs `hp-conform run DIR` (with hallpass's arguments before it, if any, and its
+/// environment) as the variant's user in the project; returns its parsed output.
 fn conform(
     s: &Scratch,
-    hallpass_args: Option<&[String]>,
+    hallpass_args: Option<(&[String], Vars)>,
     dir: &Path,
     other: Option<&OtherFs>,
+    mounts: Option<&Mounts>,
 ) -> (BTreeMap<String, String>, usize) {
     let mut args: Vec<String> = vec![
         bin("hp-conform").display().to_string(),
@@ -95,9 +143,16 @@ fn conform(
     if let Some(o) = other {
         args.extend(["--xdev".into(), o.0.display().to_string()]);
     }
+    if let Some(m) = mounts {
+        args.extend(["--mounts".into(), m.0.display().to_string()]);
+    }
     let out = match hallpass_args {
         None => run(s.command(&args[0]).args(&args[1..])),
-        Some(h) => run(s.hallpass(h.iter().chain(["--".to_string()].iter()).chain(&args))),
+        Some((h, env)) => {
+            let mut c = s.hallpass(h.iter().chain(["--".to_string()].iter()).chain(&args));
+            c.envs(env.iter().copied());
+            run(c)
+        }
     };
     let text = stdout(&out);
     assert!(
@@ -112,28 +167,40 @@ fn conform(
 }
 
 /// Where strict mode differs from the kernel on purpose (docs/strict-mode.md), and what it
-/// gives instead: an `O_PATH` `openat2` is refused with `ENOSYS`, since its descriptor cannot
-/// be installed in the target and its flags cannot be left for the kernel to read again; a
-/// device node is not made (`EPERM`, as without `CAP_MKNOD`), since in the project's Landlock
-/// domain the kernel could write the device through it.
+/// gives instead, only where the call succeeds natively: an `O_PATH` `openat2` is refused with
+/// `ENOSYS`, since its descriptor cannot be installed in the target and its flags cannot be
+/// left for the kernel to read again; a device node is not made (`EPERM`, as without
+/// `CAP_MKNOD`), since in the project's Landlock domain the kernel could write the device
+/// through it. Where the call fails natively, strict mode fails it alike.
 const STRICT_DIFFERS: &[(&str, &str)] = &[
     ("openat2-no-symlinks-path-nofollow", "ENOSYS"),
     ("mknod-chr-null", "EPERM"),
+    ("mknod-chr-rodir", "EPERM"),
+    ("mknod-chr-high-dev", "EPERM"),
+    ("mknod-blk-new", "EPERM"),
+    ("mknodat-chr-dfd-new", "EPERM"),
 ];
 
 #[test]
 fn strict_mode_gives_what_the_kernel_gives() {
-    conforms("--mode=strict");
+    conforms("--mode=strict", &[]);
+}
+
+/// Without Landlock (ABI 2) the daemon performs every write itself, those in the project
+/// too, which the Landlock domain otherwise leaves to the kernel: the same table must hold.
+#[test]
+fn strict_mode_without_landlock_gives_what_the_kernel_gives() {
+    conforms("--mode=strict", &[("HALLPASS_LANDLOCK_ABI", "1")]);
 }
 
 /// Lite mode lets the kernel make the calls, but answers itself where the arguments name
 /// nothing, and performs binds and openat2: those must match too.
 #[test]
 fn lite_mode_gives_what_the_kernel_gives() {
-    conforms("--mode=lite");
+    conforms("--mode=lite", &[]);
 }
 
-fn conforms(mode: &str) {
+fn conforms(mode: &str, env: Vars) {
     let mode = mode.to_string();
     let mut diffs = Vec::new();
     for v in variants() {
@@ -146,8 +213,16 @@ fn conforms(mode: &str) {
         for o in [&native_other, &super_other].into_iter().flatten() {
             s.chown(&o.0);
         }
+        let native_mounts = Mounts::new(&s.project, "n");
+        let super_mounts = Mounts::new(&s.project, "s");
 
-        let (want, count) = conform(&s, None, &native_dir, native_other.as_ref());
+        let (want, count) = conform(
+            &s,
+            None,
+            &native_dir,
+            native_other.as_ref(),
+            native_mounts.as_ref(),
+        );
         assert!(count >= 150, "only {count} cases");
         // The table provokes what it claims to: natively, the errnos it is about do occur.
         let results: Vec<&str> = want
@@ -182,33 +257,44 @@ fn conforms(mode: &str) {
         if let Some(o) = &super_other {
             args.push(format!("--allow-path={}", o.0.display()));
         }
-        let (got, _) = conform(&s, Some(&args), &super_dir, super_other.as_ref());
+        let (got, _) = conform(
+            &s,
+            Some((&args, env)),
+            &super_dir,
+            super_other.as_ref(),
+            super_mounts.as_ref(),
+        );
 
         let before = diffs.len();
         for (name, w) in &want {
             let documented = STRICT_DIFFERS
                 .iter()
                 .find(|(n, _)| mode == "--mode=strict" && n == name);
-            match got.get(name) {
-                Some(g) if g == w => {}
-                Some(g) if documented.is_some_and(|(_, r)| g.split('\t').next() == Some(r)) => {}
-                Some(g) => diffs.push(format!("{v:?} {name}: {}", difference(w, g))),
-                None => diffs.push(format!("{v:?} {name}: missing under {mode}")),
+            // The documented refusal where the call succeeds natively, and there only: a
+            // device node strict mode made would look native, and be wrong.
+            let refusal = documented.filter(|_| w.starts_with("ok")).map(|(_, r)| *r);
+            match (got.get(name), refusal) {
+                (Some(g), Some(r)) if g.split('\t').next() == Some(r) => {}
+                (Some(g), Some(r)) => diffs.push(format!("{v:?} {name}: not refused ({r}): {g}")),
+                (Some(g), None) if g == w => {}
+                (Some(g), None) => diffs.push(format!("{v:?} {name}: {}", difference(w, g))),
+                (None, _) => diffs.push(format!("{v:?} {name}: missing under {mode}")),
             }
         }
         for name in got.keys().filter(|n| !want.contains_key(*n)) {
             diffs.push(format!("{v:?} {name}: only under {mode}"));
         }
         eprintln!(
-            "{v:?}: {count} cases, {} differ under {mode}",
+            "{v:?}: {count} cases, {} differ under {mode} {env:?}",
             diffs.len() - before
         );
+        drop((native_mounts, super_mounts));
         writable(&s.project);
     }
     // Every variant's differences at once: they tell more together than the first alone.
     assert!(
         diffs.is_empty(),
-        "{} cases differ from native under {mode}:\n{}",
+        "{} cases differ from native under {mode} {env:?}:\n{}",
         diffs.len(),
         diffs.join("\n")
     );

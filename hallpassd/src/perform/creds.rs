@@ -434,6 +434,32 @@ pub fn with_message_caps<T>(f: impl FnOnce() -> T) -> Sys<T> {
     Ok(r)
 }
 
+/// `CAP_MKNOD` (include/uapi/linux/capability.h).
+const CAP_MKNOD: u64 = 1 << 27;
+
+/// Runs `f` (a `mknodat`) without `CAP_MKNOD` in this thread's effective set, then puts it
+/// back. Strict mode never makes a device node, and the kernel, asked for one without the
+/// capability, refuses it (`EPERM`) only after every other check (the path, an existing name,
+/// a read-only mount, write permission on the directory), in its own order: the process sees
+/// what it would in a container. A thread that cannot drop it does not call `f`; one that
+/// cannot take it back ends the daemon.
+pub fn without_mknod<T>(f: impl FnOnce() -> Sys<T>) -> Sys<T> {
+    let before = thread_creds::caps()?;
+    if before.effective & CAP_MKNOD == 0 {
+        return f();
+    }
+    thread_creds::set_caps(&Caps {
+        effective: before.effective & !CAP_MKNOD,
+        ..before
+    })?;
+    let r = f();
+    if thread_creds::set_caps(&before).is_err() {
+        eprintln!("hallpassd: a thread could not take back CAP_MKNOD: exiting");
+        std::process::abort();
+    }
+    r
+}
+
 /// Runs `f` as the kernel would run the target's call: with its umask if `creates`, and with
 /// its credentials. `checked`: [`guise`] was asked a moment ago and this thread wears what it
 /// said (a write performed at once); a question's write, performed long after it was

@@ -1,5 +1,5 @@
-//! `hp-conform run DIR [--xdev OTHER] [--only SUBSTRING]`: the conformance table for strict
-//! mode. For each case it makes `DIR/<case>/` with the same fixtures, makes ONE write-class
+//! `hp-conform run DIR [--xdev OTHER] [--mounts DIR] [--only SUBSTRING]`: the conformance
+//! table for strict mode. For each case it makes `DIR/<case>/` with the same fixtures, makes ONE write-class
 //! syscall there (raw `syscall(2)`, so glibc substitutes nothing) and prints
 //!
 //! ```text
@@ -16,7 +16,9 @@
 //! Run natively and under supervision by the same user, the outputs must be identical once the
 //! directory prefixes are replaced: `tests/tests/conformance.rs` does that. `OTHER` is a
 //! directory on another file system (for EXDEV); without it, or on the same file system, those
-//! cases print `skip`. Nothing here needs root; as root the permission cases simply succeed.
+//! cases print `skip`. `DIR` after `--mounts` holds a mount point and files of root's, made by
+//! the caller as root (see `mount_cases`); without it, those cases print `skip`. Nothing here
+//! needs root; as root the permission cases simply succeed.
 
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
@@ -195,6 +197,8 @@ struct Ctx {
     dir: PathBuf,
     dfd: i64,
     xdev: Option<PathBuf>,
+    /// `--mounts`: the caller's directory with a mount point in it (see [`mount_cases`]).
+    mounts: Option<PathBuf>,
 }
 
 impl Ctx {
@@ -211,6 +215,11 @@ impl Ctx {
             .join(name)
             .as_os_str()
             .as_bytes())
+    }
+    /// `name` in the `--mounts` directory, if there is one.
+    fn m(&self, name: &str) -> Option<CString> {
+        let m = self.mounts.as_ref()?;
+        Some(cs(m.join(name).as_os_str().as_bytes()))
     }
     /// The (dirfd, path) pair naming `name` the way `w` says.
     fn at(&self, w: W, name: &str) -> (i64, CString) {
@@ -1426,6 +1435,28 @@ fn cases() -> Vec<Case> {
     rmdir(v, "rmdir-rodir-sub", "rodir/sub");
     rmdir(v, "rmdir-loop", "loop");
     rmdir(v, "rmdir-name-too-long", long);
+    // Names the kernel refuses before it looks at what they name, or at any permission: the
+    // root (a mount point), `.` and `..`, outside the project as well as in it.
+    add(v, "mkdir-root", |_| {
+        Res::Ret(sys!(libc::SYS_mkdir, c"/".as_ptr(), 0o755))
+    });
+    add(v, "mkdir-outside-dotdot", |_| {
+        Res::Ret(sys!(libc::SYS_mkdir, c"../../..".as_ptr(), 0o755))
+    });
+    add(v, "mknod-fifo-root", |_| {
+        Res::Ret(sys!(
+            libc::SYS_mknod,
+            c"/".as_ptr(),
+            libc::S_IFIFO | 0o644,
+            0
+        ))
+    });
+    rmdir(v, "rmdir-root", "/");
+    rmdir(v, "rmdir-root-dot", "/.");
+    rmdir(v, "rmdir-root-dotdot", "/..");
+    rmdir(v, "rmdir-outside-dotdot", "../../..");
+    unlink(v, "unlink-root", "/");
+    unlink(v, "unlink-outside-dot", "../../../.");
 
     // ---- unlink(2), unlinkat(2) ----
     fn unlink(v: &mut Vec<Case>, name: &str, path: &'static str) {
@@ -3195,7 +3226,388 @@ fn cases() -> Vec<Case> {
     })
     .prep(|d| give_to_other(&d.join("ro")));
 
+    device_cases(v);
+    omit_cases(v);
+    mount_cases(v);
+    guise_cases(v);
     std::mem::take(v)
+}
+
+/// `mknod(2)` of devices, whose refusal in strict mode (`EPERM`, as without `CAP_MKNOD`) must
+/// come only where the kernel would have made the node: every other error is the kernel's, in
+/// its order (the type, then the path, then an existing name, then permission, then the
+/// capability). And the argument widths the kernel reads: a 16-bit mode, a 32-bit device.
+fn device_cases(v: &mut Vec<Case>) {
+    fn node(v: &mut Vec<Case>, name: &str, path: &'static str, mode: u32, dev: u64) {
+        add(v, name, move |_| {
+            Res::Ret(sys!(libc::SYS_mknod, cs(path).as_ptr(), mode, dev))
+        });
+    }
+    let (chr, blk) = (libc::S_IFCHR | 0o600, libc::S_IFBLK | 0o600);
+    let null = libc::makedev(1, 3);
+    node(v, "mknod-chr-existing", "file", chr, null);
+    node(v, "mknod-chr-dangling", "dangling", chr, null);
+    node(v, "mknod-chr-dot", ".", chr, null);
+    node(v, "mknod-chr-trailing-slash", "new/", chr, null);
+    node(v, "mknod-chr-notdir", "file/new", chr, null);
+    node(v, "mknod-chr-noent", "nodir/new", chr, null);
+    node(v, "mknod-chr-loop", "loop/new", chr, null);
+    node(
+        v,
+        "mknod-chr-name-too-long",
+        Box::leak(long_name().into_boxed_str()),
+        chr,
+        null,
+    );
+    node(v, "mknod-chr-rodir", "rodir/new", chr, null);
+    node(v, "mknod-blk-new", "new", blk, libc::makedev(7, 0));
+    node(v, "mknod-blk-existing", "file", blk, libc::makedev(7, 0));
+    node(v, "mknod-blk-noent", "nodir/new", blk, libc::makedev(7, 0));
+    // A whiteout (0:0) needs no capability; the kernel reads the device as 32 bits.
+    node(v, "mknod-whiteout", "new", libc::S_IFCHR, 0);
+    node(v, "mknod-whiteout-high-dev", "new", libc::S_IFCHR, 1 << 32);
+    node(v, "mknod-chr-high-dev", "new", chr, (1 << 32) | null);
+    // The kernel reads the mode as 16 bits, and checks the type before the path.
+    node(
+        v,
+        "mknod-fifo-high-mode",
+        "new",
+        (1 << 16) | libc::S_IFIFO | 0o644,
+        0,
+    );
+    node(
+        v,
+        "mknod-dir-type-noent",
+        "nodir/new",
+        libc::S_IFDIR | 0o755,
+        0,
+    );
+    node(v, "mknod-bad-type-noent", "nodir/new", 0o170_644, 0);
+    node(v, "mknod-type-030000", "new", 0o030_644, null);
+    node(v, "mknod-type-070000", "new", 0o070_644, null);
+    for w in WS {
+        add(v, format!("mknodat-chr-existing-{}", w.tag()), move |x| {
+            let (d, p) = x.at(w, "file");
+            Res::Ret(sys!(libc::SYS_mknodat, d, p.as_ptr(), chr, null))
+        });
+    }
+    add(v, "mknodat-chr-bad-dirfd", move |_| {
+        Res::Ret(sys!(libc::SYS_mknodat, 9999, cs("new").as_ptr(), chr, null))
+    });
+    add(v, "mknodat-chr-dfd-new", move |x| {
+        Res::Ret(sys!(
+            libc::SYS_mknodat,
+            x.dfd,
+            cs("new").as_ptr(),
+            chr,
+            null
+        ))
+    });
+}
+
+/// `utimensat(2)` with both times `UTIME_OMIT` does nothing, and checks nothing: not the
+/// flags, the descriptor nor the path.
+fn omit_cases(v: &mut Vec<Case>) {
+    let omit = [ts(0, libc::UTIME_OMIT), ts(0, libc::UTIME_OMIT)];
+    add(v, "utimensat-omit-both-noent", move |_| {
+        let p = cs("nodir/x");
+        Res::Ret(sys!(libc::SYS_utimensat, CWD, p.as_ptr(), omit.as_ptr(), 0))
+    });
+    add(v, "utimensat-omit-both-bad-flag", move |_| {
+        let p = cs("file");
+        Res::Ret(sys!(
+            libc::SYS_utimensat,
+            CWD,
+            p.as_ptr(),
+            omit.as_ptr(),
+            0x1
+        ))
+    });
+    add(v, "utimensat-omit-both-bad-dirfd", move |_| {
+        let p = cs("file");
+        Res::Ret(sys!(
+            libc::SYS_utimensat,
+            9999,
+            p.as_ptr(),
+            omit.as_ptr(),
+            0
+        ))
+    });
+    add(v, "utimensat-omit-both-opath-fd", move |_| {
+        let f = hfd("file", libc::O_PATH);
+        Res::Ret(sys!(libc::SYS_utimensat, f, NULL, omit.as_ptr(), 0))
+    });
+    add(v, "utimensat-omit-both-efault-flag", move |_| {
+        let p = cs("file");
+        Res::Ret(sys!(libc::SYS_utimensat, CWD, p.as_ptr(), 8usize, 0x1))
+    });
+    // Not omitted: the flags are checked before the path, the times' values after it.
+    add(v, "utimensat-bad-nsec-noent", move |_| {
+        let t = [ts(T1, 1_000_000_000), ts(T2, 0)];
+        Res::Ret(sys!(
+            libc::SYS_utimensat,
+            CWD,
+            cs("nodir/x").as_ptr(),
+            t.as_ptr(),
+            0
+        ))
+    });
+    add(v, "utimensat-bad-flag-noent", move |_| {
+        let t = [ts(T1, 0), ts(T2, 0)];
+        Res::Ret(sys!(
+            libc::SYS_utimensat,
+            CWD,
+            cs("nodir/x").as_ptr(),
+            t.as_ptr(),
+            0x1
+        ))
+    });
+    add(v, "utimensat-null-path-fd-empty-flag", move |_| {
+        let f = hfd("file", libc::O_RDONLY);
+        let t = [ts(T1, 0), ts(T2, 0)];
+        Res::Ret(sys!(
+            libc::SYS_utimensat,
+            f,
+            NULL,
+            t.as_ptr(),
+            libc::AT_EMPTY_PATH
+        ))
+    });
+    add(v, "utimensat-null-path-cwd-nofollow", move |_| {
+        let t = [ts(T1, 0), ts(T2, 0)];
+        Res::Ret(sys!(
+            libc::SYS_utimensat,
+            CWD,
+            NULL,
+            t.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW
+        ))
+    });
+    add(v, "utimensat-omit-both-null-path-cwd", move |_| {
+        Res::Ret(sys!(libc::SYS_utimensat, CWD, NULL, omit.as_ptr(), 0))
+    });
+}
+
+/// A mount point, and files of root's, in a directory the caller (root) made: hp-conform
+/// cannot mount, nor can anyone in a strict session. `--mounts DIR` names it: `DIR` (mode
+/// 0777, root's) holds `mnt`, on which a file system is mounted, `rootrw`, a file of root's
+/// that anyone may write (0666), and `rootro`, one only root may (0644). Without it these
+/// cases print `skip`.
+fn mount_cases(v: &mut Vec<Case>) {
+    /// `f` on the absolute path of `name` in the mounts directory.
+    fn on(v: &mut Vec<Case>, case: &str, name: &'static str, f: impl Fn(&CStr) -> i64 + 'static) {
+        add(v, case, move |x| match x.m(name) {
+            Some(p) => Res::Ret(f(&p)),
+            None => Res::Skip,
+        });
+    }
+    let rmdir = |p: &CStr| sys!(libc::SYS_rmdir, p.as_ptr());
+    on(v, "rmdir-mount-point", "mnt", rmdir);
+    on(v, "rmdir-mount-point-slash", "mnt/", rmdir);
+    on(v, "rmdir-mount-point-dot", "mnt/.", rmdir);
+    on(v, "rmdir-mount-point-dotdot", "mnt/..", rmdir);
+    on(v, "unlink-mount-point", "mnt", |p| {
+        sys!(libc::SYS_unlink, p.as_ptr())
+    });
+    on(v, "mkdir-mount-point", "mnt", |p| {
+        sys!(libc::SYS_mkdir, p.as_ptr(), 0o755)
+    });
+    on(v, "mknod-fifo-mount-point", "mnt", |p| {
+        sys!(libc::SYS_mknod, p.as_ptr(), libc::S_IFIFO | 0o644, 0)
+    });
+    on(v, "mknod-chr-mount-point", "mnt", |p| {
+        sys!(
+            libc::SYS_mknod,
+            p.as_ptr(),
+            libc::S_IFCHR | 0o644,
+            libc::makedev(1, 3)
+        )
+    });
+    on(v, "rename-mount-point", "mnt", |p| {
+        let to = cs([p.to_bytes(), b"-moved"].concat());
+        sys!(libc::SYS_rename, p.as_ptr(), to.as_ptr())
+    });
+    on(v, "rename-onto-mount-point", "mnt", |p| {
+        sys!(libc::SYS_rename, cs("dir").as_ptr(), p.as_ptr())
+    });
+    on(v, "utimensat-now-mount-point", "mnt", |p| {
+        sys!(libc::SYS_utimensat, CWD, p.as_ptr(), NULL, 0)
+    });
+    add(v, "rmdir-mount-point-dfd", |x| match mounts_dfd(x) {
+        Some(d) => Res::Ret(sys!(
+            libc::SYS_unlinkat,
+            d,
+            cs("mnt").as_ptr(),
+            libc::AT_REMOVEDIR
+        )),
+        None => Res::Skip,
+    });
+    // Times of a file the caller may write but does not own: "now" is allowed (write
+    // permission is enough), explicit times are the owner's.
+    let now = ts(0, libc::UTIME_NOW);
+    let omit = ts(0, libc::UTIME_OMIT);
+    for (case, file, t) in [
+        ("utimensat-null-others-writable", "rootrw", None),
+        ("utimensat-now-others-writable", "rootrw", Some([now, now])),
+        (
+            "utimensat-now-omit-others-writable",
+            "rootrw",
+            Some([now, omit]),
+        ),
+        (
+            "utimensat-explicit-others-writable",
+            "rootrw",
+            Some([ts(T1, 0), ts(T2, 0)]),
+        ),
+        ("utimensat-null-others-readonly", "rootro", None),
+    ] {
+        on(v, case, file, move |p| {
+            let tp = t.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+            sys!(libc::SYS_utimensat, CWD, p.as_ptr(), tp, 0)
+        });
+        add(
+            v,
+            format!("futimens-{}", &case["utimensat-".len()..]),
+            move |x| {
+                let Some(p) = x.m(file) else { return Res::Skip };
+                let f = sys!(
+                    libc::SYS_openat,
+                    CWD,
+                    p.as_ptr(),
+                    libc::O_RDONLY | libc::O_CLOEXEC
+                );
+                let tp = t.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+                Res::Ret(sys!(libc::SYS_utimensat, f, NULL, tp, 0))
+            },
+        );
+    }
+}
+
+/// An `O_PATH` descriptor of the `--mounts` directory.
+fn mounts_dfd(x: &Ctx) -> Option<i64> {
+    let p = x.m("")?;
+    Some(sys!(
+        libc::SYS_openat,
+        CWD,
+        p.as_ptr(),
+        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC
+    ))
+}
+
+/// Calls relative to a descriptor by a process that switched to another user: as root, the
+/// thread takes [`OTHER`]'s effective id (which leaves the process not dumpable, so its
+/// `/proc/PID/fd` is root's); unprivileged, the switch fails and the call runs as ourselves.
+/// Strict mode must reach the descriptor as the process reaches its own.
+fn guise_cases(v: &mut Vec<Case>) {
+    let now = ts(0, libc::UTIME_NOW);
+    let omit = ts(0, libc::UTIME_OMIT);
+    for (case, file, t) in [
+        ("seteuid-utimensat-null-dfd-others-writable", "rootrw", None),
+        (
+            "seteuid-utimensat-now-dfd-others-writable",
+            "rootrw",
+            Some([now, now]),
+        ),
+        (
+            "seteuid-utimensat-now-omit-dfd-others-writable",
+            "rootrw",
+            Some([now, omit]),
+        ),
+        (
+            "seteuid-utimensat-explicit-dfd-others-writable",
+            "rootrw",
+            Some([ts(T1, 0), ts(T2, 0)]),
+        ),
+        ("seteuid-utimensat-null-dfd-others-readonly", "rootro", None),
+    ] {
+        add(v, case, move |x| {
+            let Some(d) = mounts_dfd(x) else {
+                return Res::Skip;
+            };
+            let tp = t.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+            with_euid(OTHER, || {
+                Res::Ret(sys!(libc::SYS_utimensat, d, cs(file).as_ptr(), tp, 0))
+            })
+        });
+    }
+    add(v, "seteuid-rmdir-mount-point-dfd", |x| {
+        let Some(d) = mounts_dfd(x) else {
+            return Res::Skip;
+        };
+        with_euid(OTHER, || {
+            Res::Ret(sys!(
+                libc::SYS_unlinkat,
+                d,
+                cs("mnt").as_ptr(),
+                libc::AT_REMOVEDIR
+            ))
+        })
+    });
+    add(v, "seteuid-utimensat-now-own-dfd", |x| {
+        with_euid(OTHER, || {
+            Res::Ret(sys!(
+                libc::SYS_utimensat,
+                x.dfd,
+                cs("file").as_ptr(),
+                NULL,
+                0
+            ))
+        })
+    })
+    .show(Show::Times("file"))
+    .prep(|d| give_to_other(&d.join("file")));
+    add(v, "seteuid-rmdir-own-dfd", |_| {
+        let d = hfd("full", libc::O_PATH | libc::O_DIRECTORY);
+        with_euid(OTHER, || {
+            Res::Ret(sys!(
+                libc::SYS_unlinkat,
+                d,
+                cs("sub").as_ptr(),
+                libc::AT_REMOVEDIR
+            ))
+        })
+    })
+    .prep(|d| {
+        std::fs::create_dir(d.join("full/sub")).unwrap();
+        give_to_other(&d.join("full/sub"));
+        give_to_other(&d.join("full"));
+    });
+    add(v, "seteuid-chmod-own-dfd", |x| {
+        with_euid(OTHER, || {
+            Res::Ret(sys!(libc::SYS_fchmodat, x.dfd, cs("file").as_ptr(), 0o600))
+        })
+    })
+    .prep(|d| give_to_other(&d.join("file")));
+    // Its own descriptors through `/proc/self/fd`, which the kernel lets a process reach
+    // whoever owns the directory.
+    for (case, path) in [
+        ("seteuid-utimensat-proc-self-fd", "/proc/self/fd"),
+        (
+            "seteuid-utimensat-proc-thread-self-fd",
+            "/proc/thread-self/fd",
+        ),
+    ] {
+        add(v, case, move |_| {
+            let f = hfd("file", libc::O_RDONLY);
+            let p = cs(format!("{path}/{f}"));
+            with_euid(OTHER, || {
+                Res::Ret(sys!(libc::SYS_utimensat, CWD, p.as_ptr(), NULL, 0))
+            })
+        })
+        .show(Show::Times("file"))
+        .prep(|d| give_to_other(&d.join("file")));
+    }
+    add(v, "seteuid-mknod-chr-existing-dfd", |x| {
+        with_euid(OTHER, || {
+            Res::Ret(sys!(
+                libc::SYS_mknodat,
+                x.dfd,
+                cs("file").as_ptr(),
+                libc::S_IFCHR | 0o600,
+                libc::makedev(1, 3)
+            ))
+        })
+    });
 }
 
 /// Runs `f` with a soft file-size limit of `limit` bytes and SIGXFSZ ignored, then puts both
@@ -3729,7 +4141,7 @@ fn open_fds() -> Vec<i32> {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: hp-conform run DIR [--xdev OTHER-FS-DIR] [--only SUBSTRING]");
+    eprintln!("usage: hp-conform run DIR [--xdev OTHER-FS-DIR] [--mounts DIR] [--only SUBSTRING]");
     std::process::exit(2);
 }
 
@@ -3741,6 +4153,7 @@ fn main() {
     let dir = std::path::absolute(&args[1]).unwrap();
     let mut xdev: Option<PathBuf> = None;
     let mut only: Option<String> = None;
+    let mut mounts: Option<PathBuf> = None;
     let mut it = args[2..].iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -3748,6 +4161,9 @@ fn main() {
                 xdev = Some(std::path::absolute(it.next().unwrap_or_else(|| usage())).unwrap())
             }
             "--only" => only = Some(it.next().unwrap_or_else(|| usage()).clone()),
+            "--mounts" => {
+                mounts = Some(std::path::absolute(it.next().unwrap_or_else(|| usage())).unwrap())
+            }
             _ => usage(),
         }
     }
@@ -3789,6 +4205,7 @@ fn main() {
             dir: cdir.clone(),
             dfd,
             xdev: cx.clone(),
+            mounts: mounts.clone(),
         };
         let cd = cs(cdir.as_os_str().as_bytes());
         // SAFETY: chdir and umask with valid arguments.

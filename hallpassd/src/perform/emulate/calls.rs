@@ -173,6 +173,9 @@ fn openat2_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
 fn mkdir_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let (d, p, mode) = pick(name == "mkdir", a, 1);
     let entry = parent(w, t, d, p)?;
+    if never_made(&entry) {
+        return Err(Errno::EEXIST);
+    }
     let paths = vec![entry_res(&entry, w)?];
     write(
         name,
@@ -184,21 +187,37 @@ fn mkdir_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     )
 }
 
-/// `mknod`, `mknodat`.
+/// `mknod`, `mknodat`, in the kernel's order (`do_mknodat`): the type first, then the path.
+/// A device node is never made (see [`Kind::Mknod`]): performed without `CAP_MKNOD`, it
+/// fails with the kernel's own error, or `EPERM` where the kernel would have made it, and so
+/// needs no decision.
 fn mknod_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
     let (d, p, mode) = pick(name == "mknod", a, 1);
     let dev = if name == "mknod" { a[2] } else { a[3] };
+    let device = makes_device(mode, dev);
+    // As the kernel reads them: a 16-bit mode, a 32-bit device.
+    let (mode, dev) = (mode as u16 as u32, dev as u32 as u64);
+    match mode & libc::S_IFMT {
+        0 | libc::S_IFREG | libc::S_IFCHR | libc::S_IFBLK | libc::S_IFIFO | libc::S_IFSOCK => {}
+        libc::S_IFDIR => return Err(Errno::EPERM),
+        _ => return Err(Errno::EINVAL),
+    }
     let entry = parent(w, t, d, p)?;
+    if never_made(&entry) {
+        return Err(Errno::EEXIST);
+    }
     let paths = vec![entry_res(&entry, w)?];
-    write(
-        name,
-        paths,
-        Action::Mknod {
-            entry,
-            mode: mode as u32,
-            dev,
-        },
-    )
+    let action = Action::Mknod { entry, mode, dev };
+    if device {
+        return Ok(Prepared::Perform(action));
+    }
+    write(name, paths, action)
+}
+
+/// Whether the kernel refuses to make `e` (`EEXIST`) once the path is walked, whatever it names
+/// and whoever asks (`filename_create`): the root, `.` and `..`. Nothing to decide.
+fn never_made(e: &Entry) -> bool {
+    matches!(e.bare(), b"/" | b"." | b"..")
 }
 
 /// `rmdir`, `unlink`, `unlinkat`.
@@ -213,6 +232,15 @@ fn unlink_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepared> {
         return Err(Errno::EINVAL);
     }
     let entry = parent(w, t, d, p)?;
+    // Names the kernel refuses once the path is walked, whatever they name and whoever asks
+    // (`do_rmdir`, `do_unlinkat`): the root (a mount point), `.` and `..`. Nothing to decide.
+    match (entry.bare(), flags & libc::AT_REMOVEDIR != 0) {
+        (b"/", true) => return Err(Errno::EBUSY),
+        (b".", true) => return Err(Errno::EINVAL),
+        (b"..", true) => return Err(Errno::ENOTEMPTY),
+        (b"/" | b"." | b"..", false) => return Err(Errno::EISDIR),
+        _ => {}
+    }
     let paths = vec![entry_res(&entry, w)?];
     write(name, paths, Action::Unlink { entry, flags })
 }

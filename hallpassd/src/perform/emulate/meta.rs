@@ -62,16 +62,25 @@ pub(super) fn times_call(Call { name, a, t, w }: Call<'_, '_, '_>) -> Sys<Prepar
         "futimesat" => (at(0), a[1], a[2], 0),
         _ => (at(0), a[1], a[2], a[3] as u32),
     };
+    // In the kernel's order: the times are read first (EFAULT), and with both omitted there
+    // is nothing to change: it succeeds at once, checking neither the flags nor the
+    // descriptor nor the path (`SYSCALL_DEFINE4(utimensat)`).
+    let times = read_times(t, name, tp)?;
+    if name == "utimensat" && times.is_some_and(|t| t.iter().all(|t| t.tv_nsec == libc::UTIME_OMIT))
+    {
+        return Ok(Prepared::Fail(0));
+    }
     if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(Errno::EINVAL);
     }
-    let times = read_times(t, name, tp)?;
     let obj = if p == 0 && name != "utime" && name != "utimes" {
-        if flags & AT_SYMLINK_NOFOLLOW != 0 {
-            return Err(Errno::EINVAL);
-        }
+        // No path: the descriptor's file, which takes no flag at all (`do_utimes_fd`); from
+        // the cwd, a path lookup of NULL.
         if d == libc::AT_FDCWD {
             return Err(Errno::EFAULT);
+        }
+        if flags != 0 {
+            return Err(Errno::EINVAL);
         }
         let (fd, path) = fd_call(w, t, d)?;
         return write(

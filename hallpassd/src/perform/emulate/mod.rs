@@ -36,15 +36,15 @@ use std::path::PathBuf;
 
 use nix::errno::Errno;
 
-use super::creds::{as_target, read_proc};
+use super::creds::{as_target, read_proc, without_mknod};
 use super::walk::{self, Base, Entry, Last, Roots, Rules, Walker, Who};
 use crate::mem::{Lender, Memory};
 use crate::resolve::Resolved;
 use crate::sys::fsops::{self, OpenHow, Sys};
 use crate::sys::seccomp::{self, Notif, Reply};
 use crate::syscalls::{
-    is_write_open, Kind, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW, AT_SYMLINK_NOFOLLOW,
-    TIOCGPTPEER, WRITE_IOCTLS,
+    is_write_open, makes_device, Kind, Syscall, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW,
+    AT_SYMLINK_NOFOLLOW, TIOCGPTPEER, WRITE_IOCTLS,
 };
 
 /// A syscall being prepared: its name, its arguments, the process, and a walker of the
@@ -71,7 +71,8 @@ pub enum Prepared {
     /// An exec, reported (lent memory descriptors go stale).
     Pass { exec: bool },
     /// Answered without a decision: the kernel's error for these arguments (a missing
-    /// directory, a bad descriptor...), or a refusal.
+    /// directory, a bad descriptor...), or a refusal; 0 for a call that succeeds doing
+    /// nothing (`utimensat` with both times omitted).
     Fail(i32),
 }
 

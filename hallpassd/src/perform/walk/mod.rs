@@ -134,10 +134,21 @@ impl<'r> Walker<'r> {
             Base::Fd(fd) if *fd < 0 => return Err(Errno::EBADF),
             Base::Fd(fd) => format!("/proc/{}/fd/{fd}", self.who.tid),
         };
-        fsops::open_path(None, &cstr(link.as_bytes())?, false).map_err(|e| match (base, e) {
-            (Base::Fd(_), Errno::ENOENT) => Errno::EBADF,
-            (_, e) => e,
-        })
+        match fsops::open_path(None, &cstr(link.as_bytes())?, false) {
+            // A process that changed its user is not dumpable: its `/proc/PID/fd` is root's
+            // and closed to the user the daemon acts as, while the process itself reaches
+            // its own descriptors. So does the daemon, with the right to trace it keeps.
+            Err(Errno::EACCES) if super::creds::in_guise() => {
+                let Base::Fd(fd) = *base;
+                if fd == libc::AT_FDCWD {
+                    return Err(Errno::EACCES);
+                }
+                let pidfd = fsops::pidfd_open_thread(self.who.tid)?;
+                fsops::pidfd_getfd(pidfd.as_fd(), fd)
+            }
+            Err(Errno::ENOENT) => Err(Errno::EBADF),
+            r => r,
+        }
     }
 
     /// Walks `path` from `start` up to its last component, which is returned unresolved
@@ -188,6 +199,8 @@ impl<'r> Walker<'r> {
                 name: cstr(name)?,
             })),
             Err(Errno::ELOOP) | Err(Errno::EXDEV) | Err(Errno::EAGAIN) => Ok(None),
+            // Perhaps the process's own `/proc/PID/fd` (see [`Self::own_fd`]).
+            Err(Errno::EACCES) if super::creds::in_guise() => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -268,7 +281,14 @@ impl<'r> Walker<'r> {
             return Ok(up);
         }
         let name = cstr(comp)?;
-        let fd = fsops::open_path(Some(cur.as_fd()), &name, true)?;
+        let fd = match fsops::open_path(Some(cur.as_fd()), &name, true) {
+            Err(Errno::EACCES) => {
+                let obj = self.own_fd(&cur, comp)?.ok_or(Errno::EACCES)?;
+                let st = fsops::fstat(obj.as_fd())?;
+                return self.enter_dir(obj, &st);
+            }
+            r => r?,
+        };
         let st = fsops::fstat(fd.as_fd())?;
         if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
             if st.st_dev == self.roots.proc_dev {
@@ -350,6 +370,49 @@ impl<'r> Walker<'r> {
         }
         self.count_link()?;
         fsops::open_path(Some(dir.as_fd()), name, false).map(Some)
+    }
+
+    /// Descriptor `name` of the process itself, looked up in `dir` and refused (`EACCES`):
+    /// in the guise of a process that is not dumpable (it changed its user), the daemon may
+    /// not search the process's `/proc/PID/fd`, which is root's, while the process reaches
+    /// its own descriptors there whoever owns it (`proc_fd_permission`). Taken with the
+    /// right to trace the daemon keeps, as the magic link would give it. `None` for any
+    /// other lookup: the refusal stands.
+    fn own_fd(&mut self, dir: &OwnedFd, name: &[u8]) -> Sys<Option<OwnedFd>> {
+        let Some(n) = std::str::from_utf8(name)
+            .ok()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            return Ok(None);
+        };
+        if !super::creds::in_guise() {
+            return Ok(None);
+        }
+        let Some((path, _)) = checked(dir.as_fd(), self.roots)? else {
+            return Ok(None);
+        };
+        let Ok(rest) = path.strip_prefix(&self.roots.proc_path) else {
+            return Ok(None);
+        };
+        let (tgid, tid) = (self.who.tgid(), self.who.tid);
+        // The process's table, or the thread's own (which may have left it: CLONE_FILES).
+        let pidfd = if rest == std::path::Path::new(&format!("{tgid}/fd")) {
+            fsops::pidfd_open(tgid)?
+        } else if rest == std::path::Path::new(&format!("{tgid}/task/{tid}/fd")) {
+            fsops::pidfd_open_thread(tid)?
+        } else {
+            return Ok(None);
+        };
+        if self.rules.resolve & (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS) != 0 {
+            return Err(Errno::ELOOP);
+        }
+        self.count_link()?;
+        match fsops::pidfd_getfd(pidfd.as_fd(), n) {
+            // No such descriptor: no such entry.
+            Err(Errno::EBADF) => Err(Errno::ENOENT),
+            r => r.map(Some),
+        }
     }
 
     /// Whether what is under `/proc/PID` (its entries, and its magic links `fd/N`, `cwd`,
@@ -506,7 +569,16 @@ impl<'r> Walker<'r> {
             return Ok(Last::Object(d));
         }
         let name = cstr(&bare)?;
-        let fd = fsops::open_path(Some(e.dir.as_fd()), &name, true)?;
+        let fd = match fsops::open_path(Some(e.dir.as_fd()), &name, true) {
+            Err(Errno::EACCES) if follow || slash => {
+                let obj = self.own_fd(&e.dir, &bare)?.ok_or(Errno::EACCES)?;
+                if slash && !is_dir(&obj)? {
+                    return Err(Errno::ENOTDIR);
+                }
+                return Ok(Last::Object(obj));
+            }
+            r => r?,
+        };
         let st = fsops::fstat(fd.as_fd())?;
         let is_link = st.st_mode & libc::S_IFMT == libc::S_IFLNK;
         if is_link && (follow || slash) {
