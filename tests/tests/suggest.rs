@@ -494,7 +494,7 @@ fn a_path_with_a_star_stays_out_of_a_suggested_profile() {
     assert!(text.contains("    \"~/.other/x\",  # 1 write\n"), "{text}");
     assert!(
         text.contains(
-            "    # left out, a profile would read its `*` or `$` as a pattern or variable: \"~/.tool/a*b\"\n"
+            "    # left out, a profile would read its `*` or `${` as a pattern or variable: \"~/.tool/a*b\"\n"
         ),
         "{text}"
     );

@@ -165,12 +165,12 @@ fn write_profile(
     );
     for g in groups {
         let p = tilde(&g.root, home);
-        if p.contains('*') || p.contains('$') {
+        if p.contains('*') || p.contains("${") {
             // A profile reads `*` as any characters within a name and `${VAR:-}` as a
             // variable: such a path would allow more (`~/.config/${NOPE:-}/a` is
             // `~/.config/a`, and its directory `~/.config`).
             text.push_str(&format!(
-                "    # left out, a profile would read its `*` or `$` as a pattern or variable: {}\n",
+                "    # left out, a profile would read its `*` or `${{` as a pattern or variable: {}\n",
                 q(&shown(&p).to_string())
             ));
         } else if plain(&p) {
