@@ -462,7 +462,7 @@ fn open_log(p: &Path) -> Result<File, Failure> {
     };
     if let Ok(md) = std::fs::metadata(p) {
         if !md.is_file() {
-            return Err(not_a_file(file_kind(md.file_type())));
+            return Err(not_a_file(hallpass_proto::paths::kind_of(md.file_type())));
         }
     }
     let f = OpenOptions::new()
@@ -477,25 +477,9 @@ fn open_log(p: &Path) -> Result<File, Failure> {
         })?;
     let md = f.metadata().map_err(cannot)?;
     if !md.is_file() {
-        return Err(not_a_file(file_kind(md.file_type())));
+        return Err(not_a_file(hallpass_proto::paths::kind_of(md.file_type())));
     }
     Ok(f)
-}
-
-/// What a file that is not a regular file is, in words.
-fn file_kind(t: std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else {
-        "not a file"
-    }
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 //! in its place would otherwise hold the daemon's start for good.
 
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
@@ -239,7 +239,7 @@ pub fn read(path: &Path, file: &str) -> Result<Vec<Rule>, ParseError> {
     if !kind.is_file() {
         return Err(whole(format!(
             "it is {}, not a regular file: remove it",
-            kind_name(kind)
+            hallpass_proto::paths::kind_of(kind)
         )));
     }
     let mut bytes = Vec::new();
@@ -253,21 +253,6 @@ pub fn read(path: &Path, file: &str) -> Result<Vec<Rule>, ParseError> {
         }
     })?;
     parse(&text, file)
-}
-
-/// What a file that is not a regular file is, in words.
-fn kind_name(t: std::fs::FileType) -> &'static str {
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else {
-        "not a file"
-    }
 }
 
 /// The rules file and the rules in force, shared by every session.

@@ -56,3 +56,20 @@ pub fn config_dir(home: &Path) -> PathBuf {
         None => home.join(".config/hallpass"),
     }
 }
+
+/// What a file that is not a regular file is, in words, for a message that refuses it (the
+/// `--log` file, the rules file).
+pub fn kind_of(t: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a file"
+    }
+}
