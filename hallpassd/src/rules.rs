@@ -200,7 +200,11 @@ pub fn format(list: &[Rule]) -> String {
 type Stamp = Option<(u64, u64, u64, i64, i64, i64, i64)>;
 
 fn stamp(path: &Path) -> Stamp {
-    let m = std::fs::metadata(path).ok()?;
+    std::fs::metadata(path).ok().as_ref().and_then(stamp_of)
+}
+
+/// What tells one version of the file from another: where it is, its size and its times.
+fn stamp_of(m: &std::fs::Metadata) -> Stamp {
     Some((
         m.dev(),
         m.ino(),
@@ -412,15 +416,7 @@ fn write_atomically(path: &Path, data: &[u8]) -> io::Result<Stamp> {
         std::fs::rename(&tmp, path)?;
         // The rename itself is durable once the directory is.
         std::fs::File::open(dir)?.sync_all()?;
-        Ok(Some((
-            m.dev(),
-            m.ino(),
-            m.size(),
-            m.mtime(),
-            m.mtime_nsec(),
-            m.ctime(),
-            m.ctime_nsec(),
-        )))
+        Ok(stamp_of(&m))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
