@@ -29,11 +29,10 @@ mod sys;
 mod termfilter;
 mod terminal;
 mod typing;
-
-use clap::Parser;
+mod usage;
 
 fn main() {
-    let cli = flags::Cli::parse();
+    let cli = usage::parse();
     let r = match cli.verb {
         Some(flags::Verb::Status { json }) => status::status(json),
         Some(flags::Verb::Rules(r)) => rules::rules(r),

@@ -137,6 +137,44 @@ fn bad_input_gets_one_clear_line() {
     );
 }
 
+/// Issue 25: `hallpass claude` (the `--` forgotten) said only "unexpected argument 'claude'",
+/// and a misspelt subcommand got no "did you mean"; each now says what to type.
+#[test]
+fn a_forgotten_double_dash_and_a_misspelt_subcommand_say_what_to_type() {
+    let s = Scratch::new("usage", me());
+    let out = run(s.hallpass(["claude-not-installed", "--resume"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "hallpass: unknown subcommand `claude-not-installed`\n\
+         hint: to run a command, put -- before it: hallpass -- claude-not-installed --resume\n"
+    );
+    let out = run(s.hallpass(["--prompt=deny", "sh", "-c", "exit 3"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "hallpass: unexpected argument `sh`\n\
+         hint: to run a command, put -- before it: hallpass --prompt=deny -- sh -c 'exit 3'\n"
+    );
+    // The line it suggests works.
+    let out = run(s.hallpass(["--prompt=deny", "--", "sh", "-c", "exit 3"]));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let out = run(s.hallpass(["stauts"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "hallpass: unknown subcommand `stauts`\nhint: did you mean `hallpass status`?\n"
+    );
+    // A subcommand's own mistakes keep clap's did-you-mean.
+    let out = run(s.hallpass(["rules", "lsit"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("a similar subcommand exists: 'list'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn ask_without_a_terminal_says_what_to_use_instead() {
     let s = Scratch::new("noterm", me());
