@@ -16,6 +16,7 @@ mod link;
 mod logfile;
 mod logwatch;
 mod out;
+mod pathargs;
 mod procs;
 mod profiles;
 mod questions;

@@ -10,16 +10,24 @@ use hallpass_proto::{
 use crate::api::{client, runtime, say};
 use crate::error::{ExitCode, Failure};
 use crate::flags::{RulesAction, RulesArgs};
+use crate::pathargs;
 
 pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
-    // The daemon reads and writes the file; start it if it is not running.
-    drop(crate::daemon::connect()?);
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
-    let abs = |p: &Path| {
-        let p = crate::env::expand_tilde(p, &crate::env::home_dir());
-        cwd.join(p).to_string_lossy().into_owned()
-    };
+    let home = crate::env::home_dir();
+    let abs = |p: &Path| cwd.join(crate::env::expand_tilde(p, &home));
+    // A rule for the whole home, or one with a `*` taken for a pattern, is a mistake to say.
+    match &args.action {
+        Some(RulesAction::Allow { path }) => {
+            pathargs::allow("rules allow", path, &abs(path), &home)?
+        }
+        Some(RulesAction::Deny { path }) => pathargs::deny("rules deny", path, &abs(path), &home)?,
+        _ => {}
+    }
+    let abs = |p: &Path| abs(p).to_string_lossy().into_owned();
+    // The daemon reads and writes the file; start it if it is not running.
+    drop(crate::daemon::connect()?);
     let reply = runtime()?.block_on(async {
         let mut c = client().await?;
         let r = match args.action.unwrap_or(RulesAction::List) {
@@ -30,8 +38,7 @@ pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
                 c.remove_rule(RemoveRuleRequest { path: abs(&path) }).await
             }
         };
-        r.map(|r| r.into_inner())
-            .map_err(|e| Failure::new(format!("rules: {}", say(&e))))
+        r.map(|r| r.into_inner()).map_err(failed)
     })?;
     print(&reply, args.json);
     // A broken file is worth a non-zero status even when listing.
@@ -40,6 +47,17 @@ pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::Problems
     })
+}
+
+/// A refusal of the daemon, with the exit code it ends with: no rule to remove is nothing to
+/// do, not hallpass failing.
+fn failed(e: tonic::Status) -> Failure {
+    let (code, hint) = match e.code() {
+        tonic::Code::NotFound => (ExitCode::Nothing, "\nhint: `hallpass rules` lists them"),
+        tonic::Code::InvalidArgument => (ExitCode::Usage, ""),
+        _ => (ExitCode::Failed, ""),
+    };
+    Failure::with_code(format!("rules: {}{hint}", say(&e)), code)
 }
 
 fn add(action: rule::Action, path: String) -> AddRuleRequest {

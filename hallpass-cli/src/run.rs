@@ -20,10 +20,29 @@ use crate::sys::launch::{
     self, ChildFailed, STAGE_EXEC, STAGE_FILTER, STAGE_NO_NEW_PRIVS, STAGE_TTY,
 };
 use crate::sys::pty::{self, RawMode, Size};
-use crate::{desktop, env, link, logwatch, procs, profiles, terminal};
+use crate::{desktop, env, link, logwatch, pathargs, procs, profiles, terminal};
 
 /// Runs the command; returns its exit status.
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
+    let home = env::home_dir();
+    let abs = |p: &Path| -> PathBuf {
+        let p = env::expand_tilde(p, &home);
+        if p.is_absolute() {
+            p
+        } else {
+            cwd.join(p)
+        }
+    };
+    let allow: Vec<PathBuf> = args.allow_path.iter().map(|p| abs(p)).collect();
+    let deny: Vec<PathBuf> = args.deny_path.iter().map(|p| abs(p)).collect();
+    for (given, a) in args.allow_path.iter().zip(&allow) {
+        pathargs::allow("--allow-path", given, a, &home)?;
+    }
+    for (given, d) in args.deny_path.iter().zip(&deny) {
+        pathargs::deny("--deny-path", given, d, &home)?;
+    }
     let ask = args.prompt == PromptArg::Ask;
     // Asking needs a person at a terminal: ours, to draw the bar on and read the keys from.
     let (pty, size) = if ask {
@@ -42,19 +61,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     } else {
         (None, Size { rows: 24, cols: 80 })
     };
-    let cwd = std::env::current_dir()
-        .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
-    let home = env::home_dir();
-    let abs = |p: &Path| -> PathBuf {
-        let p = env::expand_tilde(p, &home);
-        if p.is_absolute() {
-            p
-        } else {
-            cwd.join(p)
-        }
-    };
-    let allow: Vec<PathBuf> = args.allow_path.iter().map(|p| abs(p)).collect();
-    let deny: Vec<PathBuf> = args.deny_path.iter().map(|p| abs(p)).collect();
     let services: Vec<PathBuf> = args.allow_service.iter().map(|p| abs(p)).collect();
     let log_path = args.log.as_deref().map(abs);
     let log = match &log_path {

@@ -175,6 +175,61 @@ fn a_forgotten_double_dash_and_a_misspelt_subcommand_say_what_to_type() {
     );
 }
 
+/// Issue 25: `--allow-path ~` (the whole home) and `--allow-path '~/.foo.*'` (a `*` taken
+/// as a plain character) were accepted without a word; each is refused with a hint, before
+/// the command runs.
+#[test]
+fn a_path_flag_that_cannot_mean_what_it_says_is_refused() {
+    for v in variants().into_iter().step_by(2) {
+        let s = Scratch::new("pathflags", v);
+        let home = s.home.display().to_string();
+        let above = s.root.display().to_string();
+        for whole in ["~", "/", "~/..", home.as_str(), above.as_str()] {
+            let out =
+                run(s.hallpass(["--prompt=deny", "--allow-path", whole, "--", "touch", "ran"]));
+            assert_eq!(out.status.code(), Some(2), "{whole}: {}", stderr(&out));
+            assert_eq!(
+                stderr(&out),
+                format!(
+                    "hallpass: --allow-path {whole} holds your whole home directory ({home}): name a directory inside it\n\
+                     hint: a run with --prompt=allow --log=FILE, then `hallpass suggest FILE`, lists what the command writes\n"
+                )
+            );
+            assert!(!s.project.join("ran").exists(), "the command ran");
+        }
+        let out = run(s.hallpass(["--prompt=deny", "--allow-path", "~/.foo.*", "--", "true"]));
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            stderr(&out),
+            "hallpass: --allow-path ~/.foo.*: a `*` here is no wildcard, and no file has that name\n\
+             hint: a `*` pattern works in a profile: allow = [\"~/.foo.*\"] in ~/.config/hallpass/profiles/NAME.toml, used with --profile NAME\n"
+        );
+        let out = run(s.hallpass(["--prompt=deny", "--deny-path", "~/.ssh/*", "--", "true"]));
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            stderr(&out),
+            "hallpass: --deny-path ~/.ssh/*: a `*` here is no wildcard, and no file has that name\n\
+             hint: it covers its path and everything below it: name the directory\n"
+        );
+        // A directory in the home, and a file whose name has a `*`, are what they say.
+        std::fs::write(s.home.join("a*b"), "").unwrap();
+        s.chown(&s.home);
+        let out = run(s.hallpass([
+            "--prompt=deny",
+            "--allow-path",
+            "~/.foo",
+            "--allow-path",
+            "~/a*b",
+            "--",
+            "sh",
+            "-c",
+            "mkdir ~/.foo && echo x > ~/'a*b'",
+        ]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(std::fs::read_to_string(s.home.join("a*b")).unwrap(), "x\n");
+    }
+}
+
 #[test]
 fn ask_without_a_terminal_says_what_to_use_instead() {
     let s = Scratch::new("noterm", me());
