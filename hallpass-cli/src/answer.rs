@@ -19,6 +19,10 @@ use crate::questions::text::{clean, cut_right, keys, Words, SCOPE_LEAD};
 use crate::sys::pty::{self, RawMode};
 
 pub fn answer(args: AnswerArgs) -> Result<ExitCode, Failure> {
+    // A socket named is another daemon's, perhaps forwarded: its own check decides.
+    if args.socket.is_none() {
+        crate::inside::client_allowed("answer")?;
+    }
     let rt = runtime()?;
     rt.block_on(async {
         let mut c = client_at(args.socket.as_deref()).await?;

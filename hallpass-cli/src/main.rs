@@ -12,6 +12,7 @@ mod env;
 mod error;
 mod exit;
 mod flags;
+mod inside;
 mod link;
 mod logfile;
 mod logwatch;

@@ -26,6 +26,7 @@ pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
         _ => {}
     }
     let abs = |p: &Path| abs(p).to_string_lossy().into_owned();
+    crate::inside::client_allowed("rules")?;
     // The daemon reads and writes the file; start it if it is not running.
     drop(crate::daemon::connect()?);
     let reply = runtime()?.block_on(async {

@@ -20,7 +20,7 @@ use crate::sys::launch::{
     self, ChildFailed, STAGE_EXEC, STAGE_FILTER, STAGE_NO_NEW_PRIVS, STAGE_TTY,
 };
 use crate::sys::pty::{self, RawMode, Size};
-use crate::{desktop, env, link, logwatch, pathargs, procs, profiles, terminal};
+use crate::{desktop, env, inside, link, logwatch, pathargs, procs, profiles, terminal};
 
 /// Runs the command; returns its exit status.
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
@@ -155,7 +155,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             .collect(),
     };
 
-    let (sock, opened) = link::open_session(&open)?;
+    let (sock, opened) = link::open_session(&open).map_err(inside::nested)?;
 
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| k != "TMPDIR" && k != "HALLPASS_SESSION")

@@ -7,6 +7,7 @@ use crate::api::{client, runtime, say};
 use crate::error::{ExitCode, Failure};
 
 pub fn status(json: bool) -> Result<ExitCode, Failure> {
+    crate::inside::client_allowed("status")?;
     runtime()?.block_on(async {
         let mut c = client().await?;
         let s = c

@@ -277,22 +277,77 @@ fn garbage_on_the_control_socket_leaves_the_daemon_up() {
 
 #[test]
 fn a_supervised_process_cannot_open_a_session() {
-    let s = Scratch::new("nested", me());
-    let out = run(s.hallpass([
-        "--prompt=deny",
-        "--",
-        "hallpass",
-        "--prompt=allow",
-        "--",
-        "true",
-    ]));
-    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
-    assert!(
-        first_line_err(&out)
-            .starts_with("hallpass: the daemon refused the session: refused: peer pid"),
-        "{}",
-        stderr(&out)
-    );
+    for v in variants().into_iter().step_by(2) {
+        let s = Scratch::new("nested", v);
+        let out = run(s.hallpass([
+            "--prompt=deny",
+            "--",
+            "sh",
+            "-c",
+            "hallpass --prompt=allow -- true; echo $HALLPASS_SESSION",
+        ]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let n = stdout(&out).trim().to_string();
+        let err = stderr(&out);
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 2, "{err}");
+        assert!(
+            lines[0].starts_with("hallpass: the daemon refused the session: refused: peer pid"),
+            "{err}"
+        );
+        // Issue 25: with what to do.
+        assert_eq!(
+            lines[1],
+            format!("hint: this shell already runs under hallpass (session {n}); run the command directly, or leave the session first (exit)")
+        );
+    }
+}
+
+/// Issue 25: `hallpass rules` inside a session started with "transport error"; `status`,
+/// `rules` and `answer` now say in a line why the daemon will not answer, and where to run
+/// them, without trying it.
+#[test]
+fn the_api_verbs_inside_a_session_say_where_to_run_them() {
+    for v in variants().into_iter().step_by(2) {
+        let s = Scratch::new("inside-verbs", v);
+        for verb in ["status", "rules", "answer"] {
+            let out = run(s.hallpass([
+                "--prompt=deny",
+                "--",
+                "sh",
+                "-c",
+                &format!("hallpass {verb}; echo \"$? $HALLPASS_SESSION\""),
+            ]));
+            let got = stdout(&out);
+            let (code, n) = got.trim().split_once(' ').unwrap();
+            assert_eq!(code, "125", "{verb}");
+            assert_eq!(
+                stderr(&out),
+                format!(
+                    "hallpass: {verb}: this shell runs inside hallpass session {n}, and the daemon answers no process of a session (a command could answer its own questions)\n\
+                     hint: run `hallpass {verb}` outside the session: in another terminal, or after leaving it (exit)\n"
+                )
+            );
+        }
+        // Without the variable (a process that cleared its environment), the mark is enough.
+        let out = run(s.hallpass([
+            "--prompt=deny",
+            "--",
+            "env",
+            "-u",
+            "HALLPASS_SESSION",
+            "hallpass",
+            "status",
+        ]));
+        assert_eq!(out.status.code(), Some(125));
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("hallpass: status: this process runs under a seccomp filter with no_new_privs (Seccomp: 2, ")
+                && err.ends_with("and the daemon answers no such process\nhint: run `hallpass status` outside such a sandbox\n"),
+            "{err}"
+        );
+        assert!(!err.contains("transport error"), "{err}");
+    }
 }
 
 #[test]
