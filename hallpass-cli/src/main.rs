@@ -21,6 +21,7 @@ mod pathargs;
 mod procs;
 mod profiles;
 mod questions;
+mod refusals;
 mod report;
 mod rules;
 mod run;
