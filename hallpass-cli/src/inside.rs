@@ -2,9 +2,9 @@
 //! seccomp filter with no_new_privs (`Seccomp:` and `NoNewPrivs:` in `/proc/self/status`),
 //! the mark on which the daemon turns a peer away on both its sockets
 //! (`hallpassd/src/peer.rs`), since it cannot tell such a process from one it supervises. What
-//! hallpass says then, instead of a transport error: `hallpass status`, `rules` and `answer`
-//! do not try the local daemon at all, and a nested `hallpass -- COMMAND` the daemon refused
-//! gets a hint. The session's number comes from `HALLPASS_SESSION`, which the launcher sets
+//! hallpass says then, instead of a transport error: when `hallpass status`, `rules` or
+//! `answer` fail on the local daemon, why, in a line; and a nested `hallpass -- COMMAND` the
+//! daemon refused gets a hint. The daemon is asked all the same: it decides. The session's number comes from `HALLPASS_SESSION`, which the launcher sets
 //! for the command (text only: the mark is what counts). A leaf but for the error type.
 
 use crate::error::{ExitCode, Failure, LinkError};
@@ -81,12 +81,16 @@ pub fn sandbox_hint() -> Option<String> {
     ))
 }
 
-/// `hallpass VERB` on the local daemon: refused here, in one line and a hint, if this
-/// process is marked (the daemon would only hang up).
-pub fn client_allowed(verb: &str) -> Result<(), Failure> {
+/// A failure of `hallpass VERB` on the local daemon, said plainly if this process is marked:
+/// the daemon hung up on it (it decides; this only says why, instead of a transport error).
+/// hallpass's usage errors and the like stay as they are.
+pub fn client_failed(verb: &str, f: Failure) -> Failure {
+    if f.code() != ExitCode::Failed {
+        return f;
+    }
     match mark() {
-        Some(m) => Err(client_refused(&m, verb)),
-        None => Ok(()),
+        Some(m) => client_refused(&m, verb),
+        None => f,
     }
 }
 

@@ -26,12 +26,26 @@ pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
         _ => {}
     }
     let abs = |p: &Path| abs(p).to_string_lossy().into_owned();
-    crate::inside::client_allowed("rules")?;
+    let reply = ask(args.action, abs).map_err(|f| crate::inside::client_failed("rules", f))?;
+    print(&reply, args.json);
+    // A broken file is worth a non-zero status even when listing.
+    Ok(if reply.error.is_empty() {
+        ExitCode::Success
+    } else {
+        ExitCode::Problems
+    })
+}
+
+/// Sends the request for `action` to the daemon; its reply is the rules now.
+fn ask(
+    action: Option<RulesAction>,
+    abs: impl Fn(&Path) -> String,
+) -> Result<ListRulesReply, Failure> {
     // The daemon reads and writes the file; start it if it is not running.
     drop(crate::daemon::connect()?);
-    let reply = runtime()?.block_on(async {
+    runtime()?.block_on(async {
         let mut c = client().await?;
-        let r = match args.action.unwrap_or(RulesAction::List) {
+        let r = match action.unwrap_or(RulesAction::List) {
             RulesAction::List => c.list_rules(ListRulesRequest {}).await,
             RulesAction::Allow { path } => c.add_rule(add(rule::Action::Allow, abs(&path))).await,
             RulesAction::Deny { path } => c.add_rule(add(rule::Action::Deny, abs(&path))).await,
@@ -40,13 +54,6 @@ pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
             }
         };
         r.map(|r| r.into_inner()).map_err(failed)
-    })?;
-    print(&reply, args.json);
-    // A broken file is worth a non-zero status even when listing.
-    Ok(if reply.error.is_empty() {
-        ExitCode::Success
-    } else {
-        ExitCode::Problems
     })
 }
 

@@ -304,8 +304,8 @@ fn a_supervised_process_cannot_open_a_session() {
 }
 
 /// Issue 25: `hallpass rules` inside a session started with "transport error"; `status`,
-/// `rules` and `answer` now say in a line why the daemon will not answer, and where to run
-/// them, without trying it.
+/// `rules` and `answer` now say in a line why the daemon would not answer, and where to run
+/// them.
 #[test]
 fn the_api_verbs_inside_a_session_say_where_to_run_them() {
     for v in variants().into_iter().step_by(2) {
