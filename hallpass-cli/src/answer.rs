@@ -19,6 +19,15 @@ use crate::questions::text::{clean, cut_right, keys, Words, SCOPE_LEAD};
 use crate::sys::pty::{self, RawMode};
 
 pub fn answer(args: AnswerArgs) -> Result<ExitCode, Failure> {
+    // A socket named is another daemon's, perhaps forwarded: its failures are its own.
+    let local = args.socket.is_none();
+    answer_with(args).map_err(|f| match local {
+        true => crate::inside::client_failed("answer", f),
+        false => f,
+    })
+}
+
+fn answer_with(args: AnswerArgs) -> Result<ExitCode, Failure> {
     let rt = runtime()?;
     rt.block_on(async {
         let mut c = client_at(args.socket.as_deref()).await?;

@@ -32,7 +32,7 @@ pub async fn client_at(
         }))
         .await
         .map_err(|e| {
-            let hint = sandbox_hint()
+            let hint = crate::inside::sandbox_hint()
                 .unwrap_or_else(|| "it starts with the first `hallpass -- COMMAND`".into());
             Failure::new(format!(
                 "no daemon answers on {}: {e}\nhint: {hint}",
@@ -56,34 +56,10 @@ pub fn say(e: &tonic::Status) -> String {
         tonic::Code::Unimplemented => {
             "the daemon does not know this request (hallpass and hallpassd versions differ?)".into()
         }
-        tonic::Code::Unavailable | tonic::Code::Unknown => match sandbox_hint() {
+        tonic::Code::Unavailable | tonic::Code::Unknown => match crate::inside::sandbox_hint() {
             Some(h) => format!("{}\nhint: {h}", e.message()),
             None => e.message().to_string(),
         },
         _ => e.message().to_string(),
     }
-}
-
-/// Why the daemon hangs up on this process, if it runs under a seccomp filter: the daemon
-/// refuses every such client, as it cannot tell it from a process it supervises (one that
-/// outlived its session included).
-pub fn sandbox_hint() -> Option<String> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-            .map(|v| v.trim().to_string())
-    };
-    let mode = field("Seccomp")?;
-    if mode == "0" || field("NoNewPrivs").as_deref() != Some("1") {
-        return None;
-    }
-    Some(format!(
-        "this process runs under a seccomp filter with no_new_privs (Seccomp: {mode}, {} \
-         filter(s)), as every process hallpass supervises does, and the daemon refuses such \
-         clients: run `hallpass answer`, `hallpass rules` and `hallpass status` outside such a \
-         sandbox",
-        field("Seccomp_filters").unwrap_or_else(|| "?".into())
-    ))
 }

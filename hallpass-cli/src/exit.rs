@@ -12,6 +12,8 @@ pub enum ExitCode {
     Problems,
     /// A usage error: a flag's value, an unknown profile.
     Usage,
+    /// Nothing to act on: `hallpass rules remove` found no rule for the path.
+    Nothing,
     /// hallpass itself failed.
     Failed,
     /// The command was found but could not be run.
@@ -37,6 +39,7 @@ impl ExitCode {
             ExitCode::Success => 0,
             ExitCode::Problems => 1,
             ExitCode::Usage => 2,
+            ExitCode::Nothing => 3,
             ExitCode::Failed => Self::FAILED,
             ExitCode::CannotRun => Self::CANNOT_RUN,
             ExitCode::NotFound => Self::NOT_FOUND,

@@ -19,6 +19,10 @@ Exit status: the command's own, 128+N if a signal N killed it; 125 if hallpass
 itself failed, 126 if the command could not be run, 127 if it was not found,
 2 for a usage error.";
 
+const RULES_AFTER_HELP: &str = "\
+Exit status: 0 when done, 1 if the rules file cannot be read whole, 2 for a usage
+error, 3 if `remove` finds no rule for PATH (nothing removed), 125 if hallpass failed.";
+
 /// Run a command; decide what it writes outside the project.
 ///
 /// The project (the current directory), a private $TMPDIR, the usual devices and the
@@ -42,6 +46,7 @@ pub enum Verb {
         json: bool,
     },
     /// List, add or remove lasting rules (what [a]lways and [n]ever answers saved).
+    #[command(after_help = RULES_AFTER_HELP)]
     Rules(RulesArgs),
     /// Answer the questions of sessions run with --prompt=answer (or any session), from
     /// another terminal: interactively, or one by its number.

@@ -12,13 +12,16 @@ mod env;
 mod error;
 mod exit;
 mod flags;
+mod inside;
 mod link;
 mod logfile;
 mod logwatch;
 mod out;
+mod pathargs;
 mod procs;
 mod profiles;
 mod questions;
+mod refusals;
 mod report;
 mod rules;
 mod run;
@@ -29,11 +32,10 @@ mod sys;
 mod termfilter;
 mod terminal;
 mod typing;
-
-use clap::Parser;
+mod usage;
 
 fn main() {
-    let cli = flags::Cli::parse();
+    let cli = usage::parse();
     let r = match cli.verb {
         Some(flags::Verb::Status { json }) => status::status(json),
         Some(flags::Verb::Rules(r)) => rules::rules(r),

@@ -10,29 +10,23 @@ use hallpass_proto::{
 use crate::api::{client, runtime, say};
 use crate::error::{ExitCode, Failure};
 use crate::flags::{RulesAction, RulesArgs};
+use crate::pathargs;
 
 pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
-    // The daemon reads and writes the file; start it if it is not running.
-    drop(crate::daemon::connect()?);
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
-    let abs = |p: &Path| {
-        let p = crate::env::expand_tilde(p, &crate::env::home_dir());
-        cwd.join(p).to_string_lossy().into_owned()
-    };
-    let reply = runtime()?.block_on(async {
-        let mut c = client().await?;
-        let r = match args.action.unwrap_or(RulesAction::List) {
-            RulesAction::List => c.list_rules(ListRulesRequest {}).await,
-            RulesAction::Allow { path } => c.add_rule(add(rule::Action::Allow, abs(&path))).await,
-            RulesAction::Deny { path } => c.add_rule(add(rule::Action::Deny, abs(&path))).await,
-            RulesAction::Remove { path } => {
-                c.remove_rule(RemoveRuleRequest { path: abs(&path) }).await
-            }
-        };
-        r.map(|r| r.into_inner())
-            .map_err(|e| Failure::new(format!("rules: {}", say(&e))))
-    })?;
+    let home = crate::env::home_dir();
+    let abs = |p: &Path| cwd.join(crate::env::expand_tilde(p, &home));
+    // A rule for the whole home, or one with a `*` taken for a pattern, is a mistake to say.
+    match &args.action {
+        Some(RulesAction::Allow { path }) => {
+            pathargs::allow("rules allow", path, &abs(path), &home)?
+        }
+        Some(RulesAction::Deny { path }) => pathargs::deny("rules deny", path, &abs(path), &home)?,
+        _ => {}
+    }
+    let abs = |p: &Path| abs(p).to_string_lossy().into_owned();
+    let reply = ask(args.action, abs).map_err(|f| crate::inside::client_failed("rules", f))?;
     print(&reply, args.json);
     // A broken file is worth a non-zero status even when listing.
     Ok(if reply.error.is_empty() {
@@ -40,6 +34,38 @@ pub fn rules(args: RulesArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::Problems
     })
+}
+
+/// Sends the request for `action` to the daemon; its reply is the rules now.
+fn ask(
+    action: Option<RulesAction>,
+    abs: impl Fn(&Path) -> String,
+) -> Result<ListRulesReply, Failure> {
+    // The daemon reads and writes the file; start it if it is not running.
+    drop(crate::daemon::connect()?);
+    runtime()?.block_on(async {
+        let mut c = client().await?;
+        let r = match action.unwrap_or(RulesAction::List) {
+            RulesAction::List => c.list_rules(ListRulesRequest {}).await,
+            RulesAction::Allow { path } => c.add_rule(add(rule::Action::Allow, abs(&path))).await,
+            RulesAction::Deny { path } => c.add_rule(add(rule::Action::Deny, abs(&path))).await,
+            RulesAction::Remove { path } => {
+                c.remove_rule(RemoveRuleRequest { path: abs(&path) }).await
+            }
+        };
+        r.map(|r| r.into_inner()).map_err(failed)
+    })
+}
+
+/// A refusal of the daemon, with the exit code it ends with: no rule to remove is nothing to
+/// do, not hallpass failing.
+fn failed(e: tonic::Status) -> Failure {
+    let (code, hint) = match e.code() {
+        tonic::Code::NotFound => (ExitCode::Nothing, "\nhint: `hallpass rules` lists them"),
+        tonic::Code::InvalidArgument => (ExitCode::Usage, ""),
+        _ => (ExitCode::Failed, ""),
+    };
+    Failure::with_code(format!("rules: {}{hint}", say(&e)), code)
 }
 
 fn add(action: rule::Action, path: String) -> AddRuleRequest {

@@ -20,10 +20,29 @@ use crate::sys::launch::{
     self, ChildFailed, STAGE_EXEC, STAGE_FILTER, STAGE_NO_NEW_PRIVS, STAGE_TTY,
 };
 use crate::sys::pty::{self, RawMode, Size};
-use crate::{desktop, env, link, logwatch, procs, profiles, terminal};
+use crate::{desktop, env, inside, link, logwatch, pathargs, procs, profiles, refusals, terminal};
 
 /// Runs the command; returns its exit status.
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
+    let home = env::home_dir();
+    let abs = |p: &Path| -> PathBuf {
+        let p = env::expand_tilde(p, &home);
+        if p.is_absolute() {
+            p
+        } else {
+            cwd.join(p)
+        }
+    };
+    let allow: Vec<PathBuf> = args.allow_path.iter().map(|p| abs(p)).collect();
+    let deny: Vec<PathBuf> = args.deny_path.iter().map(|p| abs(p)).collect();
+    for (given, a) in args.allow_path.iter().zip(&allow) {
+        pathargs::allow("--allow-path", given, a, &home)?;
+    }
+    for (given, d) in args.deny_path.iter().zip(&deny) {
+        pathargs::deny("--deny-path", given, d, &home)?;
+    }
     let ask = args.prompt == PromptArg::Ask;
     // Asking needs a person at a terminal: ours, to draw the bar on and read the keys from.
     let (pty, size) = if ask {
@@ -42,19 +61,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     } else {
         (None, Size { rows: 24, cols: 80 })
     };
-    let cwd = std::env::current_dir()
-        .map_err(|e| Failure::new(format!("cannot read the current directory: {e}")))?;
-    let home = env::home_dir();
-    let abs = |p: &Path| -> PathBuf {
-        let p = env::expand_tilde(p, &home);
-        if p.is_absolute() {
-            p
-        } else {
-            cwd.join(p)
-        }
-    };
-    let allow: Vec<PathBuf> = args.allow_path.iter().map(|p| abs(p)).collect();
-    let deny: Vec<PathBuf> = args.deny_path.iter().map(|p| abs(p)).collect();
     let services: Vec<PathBuf> = args.allow_service.iter().map(|p| abs(p)).collect();
     let log_path = args.log.as_deref().map(abs);
     let log = match &log_path {
@@ -149,7 +155,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             .collect(),
     };
 
-    let (sock, opened) = link::open_session(&open)?;
+    let (sock, opened) = link::open_session(&open).map_err(inside::nested)?;
 
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| k != "TMPDIR" && k != "HALLPASS_SESSION")
@@ -205,8 +211,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     })?;
     // The child has its copy of the terminal; ours would keep the pty open after it exits.
     let leader = pty.map(|p| p.leader);
-    type Watched = Option<(std::os::fd::OwnedFd, PathBuf)>;
-    let attach = || -> Result<(link::Registration, Watched), Failure> {
+    type Tail = (
+        std::os::fd::OwnedFd,
+        Option<(std::os::fd::OwnedFd, PathBuf)>,
+    );
+    let attach = || -> Result<(link::Registration, Tail), Failure> {
         let listener = match launch::recv_listener(&child)
             .map_err(|e| Failure::new(format!("the command's process failed: {e}")))?
         {
@@ -215,14 +224,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         };
         let journal = link::journal()
             .map_err(|e| Failure::new(format!("cannot make the session journal: {e}")))?;
-        // Where the daemons count the log lines they could not write.
+        // Where the daemons count the writes refused, and the log lines they could not write.
+        let copy = || {
+            journal
+                .try_clone()
+                .map_err(|e| Failure::new(format!("cannot make the session journal: {e}")))
+        };
+        let refused = copy()?;
         let watched = match &log_path {
-            Some(p) => Some((
-                journal
-                    .try_clone()
-                    .map_err(|e| Failure::new(format!("cannot make the session journal: {e}")))?,
-                p.clone(),
-            )),
+            Some(p) => Some((copy()?, p.clone())),
             None => None,
         };
         let reg = link::Registration {
@@ -243,9 +253,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             },
         };
         link::attach(&sock, opened.session_id, &reg, false)?;
-        Ok((reg, watched))
+        Ok((reg, (refused, watched)))
     };
-    let (reg, watched) = match attach() {
+    let (reg, (refused, watched)) = match attach() {
         Ok(r) => r,
         Err(f) => {
             let _ = kill(pid, Signal::SIGKILL);
@@ -305,10 +315,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     if let Some(d) = desktop {
         d.finish();
     }
+    link.close();
+    // After the daemon has ended the session: its last questions, left open, are counted.
+    let refused = refusals::at_end(&refused);
     if let Some(w) = logwatch {
         w.finish();
     }
-    link.close();
+    let homes = [home.as_path(), &env::real_home_dir()];
+    if let Some(line) = refusals::line(&refused, &homes, log_path.as_deref()) {
+        crate::error::say(&line);
+    }
     Ok(ExitCode::Command(code))
 }
 

@@ -7,6 +7,10 @@ use crate::api::{client, runtime, say};
 use crate::error::{ExitCode, Failure};
 
 pub fn status(json: bool) -> Result<ExitCode, Failure> {
+    show(json).map_err(|f| crate::inside::client_failed("status", f))
+}
+
+fn show(json: bool) -> Result<ExitCode, Failure> {
     runtime()?.block_on(async {
         let mut c = client().await?;
         let s = c

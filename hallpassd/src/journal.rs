@@ -12,13 +12,15 @@
 //! notification.
 //!
 //! The last [`hallpass_proto::journal_tail::SIZE`] bytes are no slot: they count the log
-//! lines the session lost, for the launcher to say ([`Journal::log_lost`]).
+//! lines the session lost ([`Journal::log_lost`]) and the writes refused with no one
+//! deciding them ([`Journal::refused`]), for the launcher to say; and that the session has
+//! ended ([`Journal::ended`]).
 //!
 //! The memory is shared with the launcher only: it makes the memfd sealed against resizing
 //! (a shrunk file would fault the daemon), and it is not dumpable, so the command cannot open
 //! its descriptors.
 
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 use std::os::fd::BorrowedFd;
 
@@ -75,6 +77,62 @@ impl Journal {
             words[REFUSED / 8].fetch_add(1, Release);
         }
         let _ = words[ERRNO / 8].compare_exchange(0, errno.max(1) as u64, Release, Relaxed);
+    }
+
+    /// A write of `path` was refused for `reason` (the log's word): counted if it is one no
+    /// one decided there and then ([`refusals::REASONS`]), and its path kept if it is among
+    /// the first [`refusals::PATHS`] different ones. Several threads may refuse at once: an
+    /// entry is claimed before it is written, and its length word, stored last, says it is
+    /// whole.
+    ///
+    /// [`refusals::REASONS`]: hallpass_proto::journal_tail::refusals::REASONS
+    /// [`refusals::PATHS`]: hallpass_proto::journal_tail::refusals::PATHS
+    pub fn refused(&self, reason: &str, path: &[u8]) {
+        use hallpass_proto::journal_tail::refusals as r;
+        let Some(k) = r::REASONS.iter().position(|x| *x == reason) else {
+            return;
+        };
+        let w = self.map.words();
+        w[r::COUNT / 8].fetch_add(1, Release);
+        w[r::BY_REASON / 8 + k].fetch_add(1, Release);
+        if path.is_empty() || (0..r::PATHS).any(|i| self.kept_is(i, path)) {
+            return;
+        }
+        let i = w[r::CLAIMED / 8].fetch_add(1, AcqRel) as usize;
+        if i >= r::PATHS {
+            w[r::OTHERS / 8].fetch_add(1, Release);
+            return;
+        }
+        let at = r::path(i) / 8;
+        let kept = &path[..path.len().min(r::PATH_BYTES)];
+        for (j, chunk) in kept.chunks(8).enumerate() {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            w[at + 1 + j].store(u64::from_ne_bytes(b), Relaxed);
+        }
+        w[at].store(path.len() as u64, Release);
+    }
+
+    /// Whether kept path `i` is `path` (as far as it was kept).
+    fn kept_is(&self, i: usize, path: &[u8]) -> bool {
+        use hallpass_proto::journal_tail::refusals as r;
+        let w = self.map.words();
+        let at = r::path(i) / 8;
+        if w[at].load(Acquire) != path.len() as u64 {
+            return false;
+        }
+        let kept = &path[..path.len().min(r::PATH_BYTES)];
+        kept.chunks(8).enumerate().all(|(j, chunk)| {
+            let b = w[at + 1 + j].load(Relaxed).to_ne_bytes();
+            b[..chunk.len()] == *chunk
+        })
+    }
+
+    /// The session has ended on this daemon's side: the launcher hung up and every question
+    /// left open is counted. The launcher waits for this before it says what was refused.
+    pub fn ended(&self) {
+        use hallpass_proto::journal_tail::refusals as r;
+        self.map.words()[r::ENDED / 8].store(1, Release);
     }
 
     fn write(&self, slot: usize, n: &Notif) {
@@ -294,6 +352,43 @@ mod tests {
         a.end();
         assert_eq!(thread.join().unwrap(), 1);
         assert!(Journal::open(fd).unwrap().held().is_empty());
+    }
+
+    #[test]
+    fn refusals_are_counted_with_their_first_paths_for_the_launcher() {
+        use hallpass_proto::journal_tail::refusals as r;
+        let fd = memfd();
+        let a = Journal::open(fd.try_clone().unwrap()).unwrap();
+        let long = vec![b'x'; r::PATH_BYTES + 5];
+        for (reason, path) in [
+            ("unattended", &b"/h/a"[..]),
+            ("denied", b"/h/mine"),
+            ("never", b"/h/mine"),
+            ("policy", b"/h/mine"),
+            ("unattended", b"/h/a"),
+            ("protected", b"/h/.config/hallpass/x"),
+            ("unanswered", &long),
+            ("unattended", b"/h/d"),
+            ("unattended", b"/h/a"),
+        ] {
+            a.refused(reason, path);
+        }
+        // A second mapping (the launcher's, or the next daemon's) reads the same.
+        drop(a);
+        let b = Journal::open(fd).unwrap();
+        let w = b.map.words();
+        let word = |at: usize| w[at / 8].load(Relaxed);
+        assert_eq!(word(r::COUNT), 6);
+        assert_eq!(word(r::OTHERS), 1, "/h/d");
+        let by: Vec<u64> = (0..5).map(|k| word(r::BY_REASON + 8 * k)).collect();
+        assert_eq!(by, [4, 1, 1, 0, 0]);
+        assert_eq!(word(r::path(0)), 4);
+        assert_eq!(&word(r::path(0) + 8).to_ne_bytes()[..4], b"/h/a");
+        assert_eq!(word(r::path(2)), long.len() as u64);
+        assert!(b.kept_is(1, b"/h/.config/hallpass/x") && b.kept_is(2, &long));
+        assert_eq!(word(r::ENDED), 0);
+        b.ended();
+        assert_eq!(word(r::ENDED), 1);
     }
 
     #[test]

@@ -137,6 +137,99 @@ fn bad_input_gets_one_clear_line() {
     );
 }
 
+/// Issue 25: `hallpass claude` (the `--` forgotten) said only "unexpected argument 'claude'",
+/// and a misspelt subcommand got no "did you mean"; each now says what to type.
+#[test]
+fn a_forgotten_double_dash_and_a_misspelt_subcommand_say_what_to_type() {
+    let s = Scratch::new("usage", me());
+    let out = run(s.hallpass(["claude-not-installed", "--resume"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "hallpass: unknown subcommand `claude-not-installed`\n\
+         hint: to run a command, put -- before it: hallpass -- claude-not-installed --resume\n"
+    );
+    let out = run(s.hallpass(["--prompt=deny", "sh", "-c", "exit 3"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "hallpass: unexpected argument `sh`\n\
+         hint: to run a command, put -- before it: hallpass --prompt=deny -- sh -c 'exit 3'\n"
+    );
+    // The line it suggests works.
+    let out = run(s.hallpass(["--prompt=deny", "--", "sh", "-c", "exit 3"]));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let out = run(s.hallpass(["stauts"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "hallpass: unknown subcommand `stauts`\nhint: did you mean `hallpass status`?\n"
+    );
+    // A subcommand's own mistakes keep clap's did-you-mean.
+    let out = run(s.hallpass(["rules", "lsit"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("a similar subcommand exists: 'list'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue 25: `--allow-path ~` (the whole home) and `--allow-path '~/.foo.*'` (a `*` taken
+/// as a plain character) were accepted without a word; each is refused with a hint, before
+/// the command runs.
+#[test]
+fn a_path_flag_that_cannot_mean_what_it_says_is_refused() {
+    for v in variants().into_iter().step_by(2) {
+        let s = Scratch::new("pathflags", v);
+        let home = s.home.display().to_string();
+        let above = s.root.display().to_string();
+        for whole in ["~", "/", "~/..", home.as_str(), above.as_str()] {
+            let out =
+                run(s.hallpass(["--prompt=deny", "--allow-path", whole, "--", "touch", "ran"]));
+            assert_eq!(out.status.code(), Some(2), "{whole}: {}", stderr(&out));
+            assert_eq!(
+                stderr(&out),
+                format!(
+                    "hallpass: --allow-path {whole} holds your whole home directory ({home}): name a directory inside it\n\
+                     hint: a run with --prompt=allow --log=FILE, then `hallpass suggest FILE`, lists what the command writes\n"
+                )
+            );
+            assert!(!s.project.join("ran").exists(), "the command ran");
+        }
+        let out = run(s.hallpass(["--prompt=deny", "--allow-path", "~/.foo.*", "--", "true"]));
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            stderr(&out),
+            "hallpass: --allow-path ~/.foo.*: a `*` here is no wildcard, and no file has that name\n\
+             hint: a `*` pattern works in a profile: allow = [\"~/.foo.*\"] in ~/.config/hallpass/profiles/NAME.toml, used with --profile NAME\n"
+        );
+        let out = run(s.hallpass(["--prompt=deny", "--deny-path", "~/.ssh/*", "--", "true"]));
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            stderr(&out),
+            "hallpass: --deny-path ~/.ssh/*: a `*` here is no wildcard, and no file has that name\n\
+             hint: it covers its path and everything below it: name the directory\n"
+        );
+        // A directory in the home, and a file whose name has a `*`, are what they say.
+        std::fs::write(s.home.join("a*b"), "").unwrap();
+        s.chown(&s.home);
+        let out = run(s.hallpass([
+            "--prompt=deny",
+            "--allow-path",
+            "~/.foo",
+            "--allow-path",
+            "~/a*b",
+            "--",
+            "sh",
+            "-c",
+            "mkdir ~/.foo && echo x > ~/'a*b'",
+        ]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(std::fs::read_to_string(s.home.join("a*b")).unwrap(), "x\n");
+    }
+}
+
 #[test]
 fn ask_without_a_terminal_says_what_to_use_instead() {
     let s = Scratch::new("noterm", me());
@@ -184,22 +277,77 @@ fn garbage_on_the_control_socket_leaves_the_daemon_up() {
 
 #[test]
 fn a_supervised_process_cannot_open_a_session() {
-    let s = Scratch::new("nested", me());
-    let out = run(s.hallpass([
-        "--prompt=deny",
-        "--",
-        "hallpass",
-        "--prompt=allow",
-        "--",
-        "true",
-    ]));
-    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
-    assert!(
-        first_line_err(&out)
-            .starts_with("hallpass: the daemon refused the session: refused: peer pid"),
-        "{}",
-        stderr(&out)
-    );
+    for v in variants().into_iter().step_by(2) {
+        let s = Scratch::new("nested", v);
+        let out = run(s.hallpass([
+            "--prompt=deny",
+            "--",
+            "sh",
+            "-c",
+            "hallpass --prompt=allow -- true; echo $HALLPASS_SESSION",
+        ]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let n = stdout(&out).trim().to_string();
+        let err = stderr(&out);
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 2, "{err}");
+        assert!(
+            lines[0].starts_with("hallpass: the daemon refused the session: refused: peer pid"),
+            "{err}"
+        );
+        // Issue 25: with what to do.
+        assert_eq!(
+            lines[1],
+            format!("hint: this shell already runs under hallpass (session {n}); run the command directly, or leave the session first (exit)")
+        );
+    }
+}
+
+/// Issue 25: `hallpass rules` inside a session started with "transport error"; `status`,
+/// `rules` and `answer` now say in a line why the daemon would not answer, and where to run
+/// them.
+#[test]
+fn the_api_verbs_inside_a_session_say_where_to_run_them() {
+    for v in variants().into_iter().step_by(2) {
+        let s = Scratch::new("inside-verbs", v);
+        for verb in ["status", "rules", "answer"] {
+            let out = run(s.hallpass([
+                "--prompt=deny",
+                "--",
+                "sh",
+                "-c",
+                &format!("hallpass {verb}; echo \"$? $HALLPASS_SESSION\""),
+            ]));
+            let got = stdout(&out);
+            let (code, n) = got.trim().split_once(' ').unwrap();
+            assert_eq!(code, "125", "{verb}");
+            assert_eq!(
+                stderr(&out),
+                format!(
+                    "hallpass: {verb}: this shell runs inside hallpass session {n}, and the daemon answers no process of a session (a command could answer its own questions)\n\
+                     hint: run `hallpass {verb}` outside the session: in another terminal, or after leaving it (exit)\n"
+                )
+            );
+        }
+        // Without the variable (a process that cleared its environment), the mark is enough.
+        let out = run(s.hallpass([
+            "--prompt=deny",
+            "--",
+            "env",
+            "-u",
+            "HALLPASS_SESSION",
+            "hallpass",
+            "status",
+        ]));
+        assert_eq!(out.status.code(), Some(125));
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("hallpass: status: this process runs under a seccomp filter with no_new_privs (Seccomp: 2, ")
+                && err.ends_with("and the daemon answers no such process\nhint: run `hallpass status` outside such a sandbox\n"),
+            "{err}"
+        );
+        assert!(!err.contains("transport error"), "{err}");
+    }
 }
 
 #[test]

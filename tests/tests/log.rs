@@ -162,7 +162,13 @@ fn unattended_counts_the_lines_it_could_not_write() {
     let err = stderr(&out);
     assert_eq!(err.matches(&notice(&log)).count(), 1, "{err}");
     let end = format!(
-        "hallpass: {lost} lines could not be written to the log {}: 0 writes refused for it (EACCES), {lost} writes denied not recorded\n",
+        "hallpass: {lost} lines could not be written to the log {}: 0 writes refused for it (EACCES), {lost} writes denied not recorded\n\
+         hallpass: {n} writes were refused ({n} unattended): {}, ...; see them all: hallpass report {}\n",
+        log.display(),
+        (0..3)
+            .map(|i| s.outside.join(format!("f{i}")).display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
         log.display()
     );
     assert!(err.ends_with(&end), "{err}");

@@ -199,7 +199,9 @@ fn parents_of_protected_paths_cannot_be_moved() {
             &[
                 mode,
                 "--prompt=allow",
-                &format!("--allow-path={}", s.home.display()),
+                // What the renames name, allowed (the whole home cannot be: issue 25).
+                "--allow-path=~/.config",
+                "--allow-path=~/.config.old",
             ],
             "mv ~/.config ~/.config.old && echo moved; mkdir ~/.config/x && echo made",
         );
@@ -217,13 +219,16 @@ fn a_symlinked_config_directory_cannot_be_swapped() {
         std::fs::create_dir_all(s.home.join("dotfiles/config/hallpass")).unwrap();
         std::os::unix::fs::symlink(s.home.join("dotfiles/config"), s.home.join(".config")).unwrap();
         std::fs::create_dir_all(s.home.join("evil/hallpass")).unwrap();
+        // Everything around them allowed: by a rule written by hand, as `--allow-path`
+        // refuses the whole home (issue 25) and a path with a symlink on the way.
+        std::fs::write(
+            s.home.join("dotfiles/config/hallpass/rules"),
+            format!("allow {}\n", s.home.display()),
+        )
+        .unwrap();
         let out = sh(
             &s,
-            &[
-                mode,
-                "--prompt=allow",
-                &format!("--allow-path={}", s.home.display()),
-            ],
+            &[mode, "--prompt=allow"],
             "rm ~/.config && echo removed; ln -sfn ~/evil ~/.config && echo relinked; \
              mv ~/dotfiles/config ~/dotfiles/old && echo moved; echo done",
         );
@@ -376,21 +381,22 @@ fn parents_of_never_rules_cannot_be_moved_away_and_back() {
 }
 
 /// And for hallpass's own configuration: neither `~/.config` nor the home holding it can be
-/// renamed, though `--allow-path` allows everything around them.
+/// renamed, though a rule allows everything around them (a lasting rule written by hand:
+/// `--allow-path` refuses the whole home, issue 25).
 #[test]
 fn parents_of_the_configuration_cannot_be_renamed() {
     for v in variants() {
         for mode in MODES {
             let s = Scratch::new("protrename", v);
             std::fs::create_dir_all(s.home.join(".config/hallpass")).unwrap();
+            std::fs::write(
+                s.home.join(".config/hallpass/rules"),
+                format!("allow {}\n", s.root.display()),
+            )
+            .unwrap();
             s.chown(&s.home);
             let log = s.root.join("w.jsonl");
-            let flags = [
-                mode,
-                "--prompt=deny",
-                &format!("--allow-path={}", s.root.display()),
-                &format!("--log={}", log.display()),
-            ];
+            let flags = [mode, "--prompt=deny", &format!("--log={}", log.display())];
             let script = "mv ~/.config ~/.config.old && echo moved; \
                           mv \"$HOME\" \"$HOME.old\" && echo moved-home; echo done";
             let out = sh(&s, &flags, script);

@@ -101,16 +101,41 @@ fn the_rules_verb_adds_lists_and_removes() {
     assert_eq!(v["rules"][0]["action"], "allow");
     let out = run(s.hallpass(["rules", "remove", "sub/dir"]));
     assert!(out.status.success(), "{}", stderr(&out));
+    // Issue 25: nothing to remove ended with 125, hallpass's own failure.
     let out = run(s.hallpass(["rules", "remove", "sub/dir"]));
-    assert_eq!(out.status.code(), Some(125));
-    assert!(stderr(&out).contains("no rule for"), "{}", stderr(&out));
-    let out = run(s.hallpass(["rules", "allow", "/"]));
-    assert_eq!(out.status.code(), Some(125));
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "hallpass: rules: no rule for {}/sub/dir\nhint: `hallpass rules` lists them\n",
+            s.project.display()
+        )
+    );
+    // A rule for the whole home directory, or above it, is a usage error, said before the
+    // daemon is asked.
+    for whole in ["/", "~", "~/..", &s.home.display().to_string()] {
+        let out = run(s.hallpass(["rules", "allow", whole]));
+        assert_eq!(out.status.code(), Some(2), "{whole}");
+        assert!(
+            stderr(&out).starts_with(&format!(
+                "hallpass: rules allow {whole} holds your whole home directory ({}): name a directory inside it\nhint: ",
+                s.home.display()
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // A `*` is no pattern in a rule.
+    let out = run(s.hallpass(["rules", "deny", "~/.ssh/*"]));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("would cover everything"),
+        stderr(&out).starts_with("hallpass: rules deny ~/.ssh/*: a `*` here is no wildcard"),
         "{}",
         stderr(&out)
     );
+    let out = run(s.hallpass(["rules", "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rules"].as_array().unwrap().len(), 1, "none added: {v}");
 }
 
 #[test]

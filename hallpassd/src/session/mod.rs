@@ -244,6 +244,12 @@ impl Shared {
         decision: Decision,
         reason: Reason,
     ) -> bool {
+        // What the launcher says at the end: refusals no one decided, log or no log.
+        if decision != Decision::Allow {
+            if let Some(j) = self.journal() {
+                j.refused(reason.as_str(), path.as_bytes());
+            }
+        }
         let mut log = self.log.lock().unwrap();
         let Some(log) = log.as_mut() else {
             return true;

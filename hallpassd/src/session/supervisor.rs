@@ -90,6 +90,10 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
     // Questions left open are dropped; their processes fail with ENOSYS once the listener
     // is closed (the last reference goes with them).
     questions.sweep();
+    // Every refusal of the session is counted: the launcher may say them now.
+    if let Some(j) = shared.journal() {
+        j.ended();
+    }
     drop(s);
     drop(shared);
     if let Some(t) = tmpdir {
