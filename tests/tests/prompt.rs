@@ -687,8 +687,7 @@ fn touch_asks_once() {
         t.line(&format!("touch {} && echo touched", f.display()));
         let sc = bar(&t);
         assert!(
-            sc.contains(&format!("touch (pid "))
-                && sc.contains(&format!("wants to create {}", f.display())),
+            sc.contains("touch (pid ") && sc.contains(&format!("wants to create {}", f.display())),
             "{sc}"
         );
         t.keys(&["o"]);
