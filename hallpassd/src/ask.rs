@@ -45,6 +45,10 @@ pub trait Host: Send + Sync {
     fn grant_for_a_while(&self, scope: PathBuf);
     /// Allows `scope` until the session ends.
     fn grant_for_the_session(&self, scope: PathBuf);
+    /// A person answered `decision` (once or deny) for a `syscall` of thread `tid`, which
+    /// still waits in it, writing `paths`: the same process's follow-up calls on that file
+    /// are decided so for a moment (`burst.rs`).
+    fn answered_once(&self, tid: i32, syscall: &str, paths: &[PathBuf], decision: Decision);
     /// Counts a decision.
     fn count(&self, decision: Decision);
     /// Writes one line to the session's log, if it has one; `false` when the line could not
@@ -386,6 +390,13 @@ impl Questions {
         let logged = s.record_question(&p.question, decision, reason);
         let decision = if logged { decision } else { Decision::Deny };
         s.count(decision);
+        // A person's own answer for this write (not a rule that settled it) covers the
+        // process's follow-up calls on the file; noted while the thread still waits, so
+        // the process is the one that asked.
+        let personal = matches!(reason, Reason::Once | Reason::Denied);
+        if personal && logged && p.notifs.iter().any(|w| s.waiting(w.id)) {
+            s.answered_once(p.tid, &p.question.syscall, &p.all, decision);
+        }
         let reply = match decision {
             Decision::Allow => Reply::Continue,
             _ => Reply::Fail(libc::EACCES),

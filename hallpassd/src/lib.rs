@@ -11,6 +11,7 @@
 pub(crate) mod api;
 pub(crate) mod ask;
 pub mod bpf;
+pub(crate) mod burst;
 pub mod daemon;
 pub(crate) mod decode;
 pub(crate) mod dircache;

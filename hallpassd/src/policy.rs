@@ -67,6 +67,13 @@ pub enum Reason {
     /// A connection to a service outside the session that no rule decided: allowed by lite
     /// mode or `--prompt=allow`, denied by `--prompt=deny`.
     Service,
+    /// The same process's next call on a file a person just answered [o] or [d] for,
+    /// decided as they answered (`burst.rs`).
+    FollowUp,
+    /// The kernel refuses it anyway: the process's own credentials may not make this write
+    /// (permissions, a read-only file system). It fails as it would without hallpass,
+    /// unasked (`perform/refusal.rs`).
+    Refused,
 }
 
 impl Reason {
@@ -85,6 +92,8 @@ impl Reason {
             Reason::Never => "never",
             Reason::Unanswered => "unanswered",
             Reason::Service => "service",
+            Reason::FollowUp => "follow-up",
+            Reason::Refused => "refused",
         }
     }
 }

@@ -78,6 +78,15 @@ pub fn parent_of(pid: i32) -> Option<i32> {
     after.split(' ').nth(1)?.parse().ok()
 }
 
+/// When process `pid` started, in clock ticks since boot (`/proc/PID/stat`, field 22): with
+/// its id, it names one process, not a later one given the same id.
+pub fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    // The fields after the name start with the third, the state.
+    after.split(' ').nth(22 - 3)?.parse().ok()
+}
+
 /// Whether process `pid` is `top` or one of its descendants (`top` 0: never).
 pub fn descends_from(pid: i32, top: i32) -> bool {
     if top <= 0 {
@@ -107,5 +116,15 @@ mod tests {
             Some(nix::unistd::getppid().as_raw())
         );
         assert_eq!(parent_of(-5), None);
+    }
+
+    #[test]
+    fn start_times() {
+        let me = std::process::id() as i32;
+        let mine = start_time(me).unwrap();
+        assert_eq!(start_time(me), Some(mine));
+        // init started first.
+        assert!(start_time(1).is_some_and(|t| t <= mine));
+        assert_eq!(start_time(-5), None);
     }
 }

@@ -6,6 +6,7 @@
 //! `include/uapi/asm-generic/unistd.h` (aarch64); syscalls numbered 424 and above share one
 //! number on every architecture.
 
+pub mod change;
 mod ioctls;
 pub use ioctls::*;
 

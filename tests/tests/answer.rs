@@ -137,11 +137,11 @@ fn the_interactive_client_answers_two_sessions_in_turn() {
         t.line("hallpass answer");
         let sc = t.wait_for("two questions", |x| x.contains("2 questions waiting"));
         assert!(
-            sc.contains(&format!("wants to write {}", a.display())),
+            sc.contains(&format!("wants to create {}", a.display())),
             "{sc}"
         );
         assert!(
-            sc.contains(&format!("wants to write {}", b.display())),
+            sc.contains(&format!("wants to create {}", b.display())),
             "{sc}"
         );
         assert!(sc.contains("by: hp-write touch"), "{sc}");
@@ -536,7 +536,7 @@ fn a_hostile_path_is_shown_not_obeyed() {
         t.line("hallpass answer");
         let sc = t.wait_for("the question", |x| x.contains("1 question waiting"));
         assert!(
-            sc.contains(&format!("wants to write {}/{SHOWN}", s.outside.display())),
+            sc.contains(&format!("wants to create {}/{SHOWN}", s.outside.display())),
             "{sc}"
         );
         assert!(sc.contains("by: hp-write touch"), "{sc}");

@@ -473,7 +473,7 @@ fn a_hostile_path_is_shown_as_text() {
         assert!(!hostile::has_raw_control(summary), "{summary:?}");
         assert!(
             summary.starts_with("hallpass: w&lt;i&gt;\\e[2J (pid ")
-                && summary.ends_with(" wants to write"),
+                && summary.ends_with(" wants to create"),
             "{summary}"
         );
         let q = pending(&s);

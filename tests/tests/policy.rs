@@ -555,3 +555,62 @@ fn the_project_keeps_its_name() {
         }
     }
 }
+
+/// Issue 25: audit mode logged `touch /etc/x` by a user as a write it let through
+/// (`audit`), though the kernel refuses it. What the process's own credentials cannot write
+/// (a directory it may not write into, a file it may not write) fails as natively, logged
+/// `refused`, in audit and unattended mode alike; what it may write is decided as before.
+/// As root, who may write there, nothing is refused.
+#[test]
+fn a_write_the_kernel_refuses_fails_natively() {
+    for v in variants().into_iter().filter(|v| !v.lend) {
+        let s = Scratch::new("refused", v);
+        let log = s.root.join("w.jsonl");
+        let logf = format!("--log={}", log.display());
+        let x = format!("/etc/hallpass-refused-{}", std::process::id());
+        let mine = s.outside.join("mine");
+        let user = matches!(v.who, Who::Unprivileged { .. });
+        for (prompt, reason) in [("--prompt=allow", "audit"), ("--prompt=deny", "unattended")] {
+            if prompt == "--prompt=allow" && !user {
+                // Root would write there: not in audit mode.
+                continue;
+            }
+            let _ = std::fs::remove_file(&log);
+            let script = format!(
+                "touch {x}; echo touch=$?; echo >> /etc/hostname; echo append=$?; hp-write touch {}",
+                mine.display()
+            );
+            let out = sh(&s, &[prompt, &logf], &script);
+            let mine_result = if reason == "audit" { "ok" } else { "err 13" };
+            assert_eq!(
+                stdout(&out),
+                format!("touch=1\nappend=2\n{mine_result}\n"),
+                "{v:?} {prompt}: {}",
+                stderr(&out)
+            );
+            let lines = s.log_lines(&log);
+            let of = |p: &str| -> Vec<(String, String)> {
+                lines
+                    .iter()
+                    .filter(|l| l["path"] == p)
+                    .map(|l| (l["decision"].to_string(), l["reason"].to_string()))
+                    .collect()
+            };
+            let (deny, refused) = ("\"deny\"".to_string(), "\"refused\"".to_string());
+            let by_prompt = (
+                format!("{:?}", if reason == "audit" { "allow" } else { "deny" }),
+                format!("{reason:?}"),
+            );
+            if user {
+                // One line each: touch's later change of the times of what is not there
+                // fails at once (ENOENT), unlogged.
+                assert_eq!(of(&x), [(deny.clone(), refused.clone())], "{lines:?}");
+                assert_eq!(of("/etc/hostname"), [(deny.clone(), refused.clone())]);
+            } else {
+                assert_eq!(of(&x)[0], by_prompt, "{lines:?}");
+            }
+            assert_eq!(of(mine.to_str().unwrap())[0], by_prompt, "{lines:?}");
+            assert!(!std::path::Path::new(&x).exists());
+        }
+    }
+}

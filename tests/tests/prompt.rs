@@ -2,7 +2,7 @@
 //! runs hallpass, and the tests type keys and read the screen (`send-keys`, `capture-pane`).
 //! Every answer is checked on the file system and in the log.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hallpass_tests::*;
@@ -91,7 +91,7 @@ fn each_key_does_what_it_says() {
             let screen = bar(&t);
             assert!(screen.contains("hp-write (pid "), "{screen}");
             assert!(
-                screen.contains(&format!("wants to write {}", f.display())),
+                screen.contains(&format!("wants to create {}", f.display())),
                 "{screen}"
             );
             assert!(screen.contains("by: hp-write touch ← bash"), "{screen}");
@@ -435,7 +435,7 @@ fn questions_queue_and_are_answered_in_turn() {
         ]));
         assert_eq!(stdout(&other), "ok\n", "{}", stderr(&other));
         // The first asked is shown first; answer it, then the other.
-        let first_is_a = sc.contains(&format!("wants to write {}", a.display()));
+        let first_is_a = sc.contains(&format!("wants to create {}", a.display()));
         t.keys(&["o"]);
         let sc = t.wait_for("the second question", |x| {
             bar_up(x) && !x.contains("more waiting")
@@ -443,7 +443,7 @@ fn questions_queue_and_are_answered_in_turn() {
         settle();
         let second = if first_is_a { &b } else { &a };
         assert!(
-            sc.contains(&format!("wants to write {}", second.display())),
+            sc.contains(&format!("wants to create {}", second.display())),
             "{sc}"
         );
         t.keys(&["d"]);
@@ -640,7 +640,7 @@ fn a_hostile_path_in_the_bar_is_shown_not_obeyed() {
         let screen = bar(&t);
         assert!(
             screen.contains(&format!(
-                r"wants to write {}/k\e[2J\e[H\n  by: you\u{{202e}}x",
+                r"wants to create {}/k\e[2J\e[H\n  by: you\u{{202e}}x",
                 s.outside.display()
             )),
             "{screen}"
@@ -653,5 +653,138 @@ fn a_hostile_path_in_the_bar_is_shown_not_obeyed() {
         let raw = s.outside.join("k\x1b[2J\x1b[H\n  by: you\u{202e}x");
         let l = logged(&s, &raw);
         assert_eq!(l["reason"], "denied", "{l}");
+    }
+}
+
+/// The lines logged for `path`: (syscall, decision, reason), in order.
+fn lines_for(s: &Scratch, path: &Path) -> Vec<(String, String, String)> {
+    let p = path.to_string_lossy();
+    log_of(s)
+        .into_iter()
+        .filter(|l| l["path"] == *p)
+        .map(|l| {
+            let f = |k: &str| l[k].as_str().unwrap_or_default().to_string();
+            (f("syscall"), f("decision"), f("reason"))
+        })
+        .collect()
+}
+
+fn line(syscall: &str, decision: &str, reason: &str) -> (String, String, String) {
+    (syscall.into(), decision.into(), reason.into())
+}
+
+/// Issue 25: the same path was asked again and again. `touch` opens the file, then sets its
+/// times (strict mode sees both): one question, which says what the write is; the times
+/// follow unasked, logged as `follow-up`.
+#[test]
+fn touch_asks_once() {
+    for v in two_variants() {
+        let s = Scratch::new("touch-once", v);
+        let t = s.tmux(120, 30);
+        start_session(&s, &t, "--mode=strict");
+        let f = s.outside.join("f");
+        let before = std::time::SystemTime::now() - Duration::from_secs(2);
+        t.line(&format!("touch {} && echo touched", f.display()));
+        let sc = bar(&t);
+        assert!(
+            sc.contains("touch (pid ") && sc.contains(&format!("wants to create {}", f.display())),
+            "{sc}"
+        );
+        t.keys(&["o"]);
+        // No second question: touch ends.
+        t.wait_for("touch's end", |x| {
+            !bar_up(x) && x.lines().any(|l| l.trim() == "touched")
+        });
+        let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
+        assert!(mtime >= before, "{f:?}: its times were not set");
+        assert_eq!(
+            lines_for(&s, &f),
+            [
+                line("openat", "allow", "once"),
+                line("utimensat", "allow", "follow-up")
+            ]
+        );
+        // Denied: the times are not asked about either.
+        let g = s.outside.join("g");
+        t.line(&format!("touch {}; echo touch=$?", g.display()));
+        bar(&t);
+        t.keys(&["d"]);
+        t.wait_for("touch's end", |x| {
+            !bar_up(x) && x.lines().any(|l| l.trim() == "touch=1")
+        });
+        assert!(!g.exists());
+        let lines = lines_for(&s, &g);
+        assert_eq!(lines[0], line("openat", "deny", "denied"), "{lines:?}");
+        assert!(lines[1..].iter().all(|l| l.2 == "follow-up"), "{lines:?}");
+        t.line("exit");
+    }
+}
+
+/// Issue 25: leaving a supervised shell asked three times about `~/.bash_history` (an open,
+/// another, a chown). One question now, which says the file is created.
+#[test]
+fn leaving_a_shell_asks_once_about_its_history() {
+    for v in two_variants() {
+        let s = Scratch::new("history-once", v);
+        let t = s.tmux(120, 30);
+        start_session(&s, &t, "");
+        let history = s.home.join(".bash_history");
+        t.line("echo remembered");
+        t.line("exit");
+        let sc = bar(&t);
+        assert!(
+            sc.contains(&format!("wants to create {}", history.display())),
+            "{sc}"
+        );
+        t.keys(&["o"]);
+        t.wait_for("the outer shell", |x| {
+            !bar_up(x) && x.lines().any(|l| l.trim() == "$")
+        });
+        let text = std::fs::read_to_string(&history).unwrap();
+        assert!(text.contains("echo remembered"), "{text}");
+        let lines = lines_for(&s, &history);
+        // bash 5 opens it twice and gives it its owner back.
+        assert!(lines.len() >= 2, "{lines:?}");
+        assert_eq!(lines[0].2, "once", "{lines:?}");
+        assert!(
+            lines[1..]
+                .iter()
+                .all(|l| l.1 == "allow" && l.2 == "follow-up"),
+            "{lines:?}"
+        );
+    }
+}
+
+/// Issue 25: a user was asked about `touch /etc/x`, which fails natively with `EACCES`. The
+/// kernel's answer now comes unasked, logged as `refused`; root, who may write there, is
+/// still asked.
+#[test]
+fn a_write_the_kernel_refuses_is_not_asked() {
+    for v in two_variants() {
+        let s = Scratch::new("refused", v);
+        let t = s.tmux(120, 30);
+        start_session(&s, &t, "");
+        let f = PathBuf::from(format!("/etc/hallpass-refused-{}", std::process::id()));
+        t.line(&format!("touch {}; echo touch=$?", f.display()));
+        if matches!(v.who, Who::Unprivileged { .. }) {
+            // No bar: touch ends at once, as it would without hallpass.
+            let sc = t.wait_for("touch's end", |x| x.lines().any(|l| l.trim() == "touch=1"));
+            assert!(!bar_up(&sc), "{sc}");
+            assert!(sc.contains("Permission denied"), "{sc}");
+            assert_eq!(lines_for(&s, &f), [line("openat", "deny", "refused")]);
+        } else {
+            let sc = bar(&t);
+            assert!(
+                sc.contains(&format!("wants to create {}", f.display())),
+                "{sc}"
+            );
+            t.keys(&["d"]);
+            t.wait_for("touch's end", |x| {
+                !bar_up(x) && x.lines().any(|l| l.trim() == "touch=1")
+            });
+            assert_eq!(lines_for(&s, &f)[0], line("openat", "deny", "denied"));
+        }
+        assert!(!f.exists());
+        t.line("exit");
     }
 }

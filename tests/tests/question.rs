@@ -96,7 +96,7 @@ fn the_real_bar_is_at_the_bottom(screen: &str, path: &Path) -> bool {
     }
     let bar = &rows[ROWS as usize - 4..];
     bar[0].starts_with("hallpass: hp-write (pid ")
-        && bar[0].contains(&format!("wants to write {}", path.display()))
+        && bar[0].contains(&format!("wants to create {}", path.display()))
         && bar[1].starts_with("  by: hp-write touch")
         && bar[2].starts_with("  [t] and [a] allow, [n] denies: ")
         && bar[3].starts_with("  [o] allow once  [t] for 5m0s  [a] always  [d] deny  [n] never")
@@ -195,7 +195,7 @@ fn typing_through_the_bars_arrival_answers_nothing() {
             type_steadily(&t, "please see the test output", Duration::from_millis(*ms));
             let screen = t.screen();
             assert!(
-                screen.contains(&format!("wants to write {}", f.display())),
+                screen.contains(&format!("wants to create {}", f.display())),
                 "{mode}, every {ms} ms:\n{screen}"
             );
             assert!(

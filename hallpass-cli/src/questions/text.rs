@@ -1,11 +1,12 @@
 //! A question in words, for the bar, a desktop notification and `hallpass answer` alike:
-//! who wants to write what, by whom, the scope an answer covers and the keys. Pure; the
-//! callers lay the words out.
+//! who wants to do what (create, write, remove, rename, change the owner of...) to which
+//! file, by whom, the scope an answer covers and the keys. Pure; the callers lay the words
+//! out.
 
 use std::path::Path;
 
 use hallpass_proto::shown::shown;
-use hallpass_proto::Question;
+use hallpass_proto::{Change, Question};
 
 /// `s` fit to draw on a terminal, through the one function that shows what the command
 /// controls ([`hallpass_proto::shown`]): an escape sequence, a line break or a bidirectional
@@ -97,17 +98,60 @@ pub fn cut_middle(s: &str, cols: usize) -> String {
 pub struct Words {
     /// `node (pid 41237)`, or `pid 41237` without a name.
     pub who: String,
-    /// `write`, `connect to`, `send to` or `change the settings of`.
+    /// What the call does: `write`, `create`, `remove`, `rename`, `change the owner of`,
+    /// `set the times of`, `connect to`, ... (see [`verb`]).
     pub verb: &'static str,
-    /// Every path the answer is for (both of a rename), and the service for a connection.
+    /// Every path the answer is for (`A to B` for a rename), and the service for a
+    /// connection.
     pub what: String,
-    /// The paths alone, and what follows them (the service), for [`Words::what_in`].
+    /// The paths alone, what joins them (` to ` for a rename) and what follows them (the
+    /// service), for [`Words::what_in`].
     paths: Vec<String>,
-    service: String,
+    joint: &'static str,
+    after: String,
     /// The process chain, the writer first: `npm install ← bash ← copilot`.
     pub by: String,
     /// The scope a lasting or timed answer covers.
     pub scope: String,
+}
+
+/// What the syscall of `q` does, in words: its verb, what joins two paths, and what follows
+/// the last one (before a service's name). An older daemon names no change: then worded
+/// from the syscall alone, as it was.
+fn verb(q: &Question) -> (&'static str, &'static str, &'static str) {
+    let two = !q.also.is_empty();
+    match q.change() {
+        Change::Unspecified => match q.syscall.as_str() {
+            "connect" => ("connect to", "", ""),
+            "sendto" | "sendmsg" | "sendmmsg" => ("send to", "", ""),
+            // An ioctl on a terminal changes its settings, size or foreground group.
+            "ioctl" if is_terminal(&q.path) => ("change the settings of", "", ""),
+            _ => ("write", " and ", ""),
+        },
+        Change::Write => ("write", " and ", ""),
+        Change::Create => ("create", " and ", ""),
+        Change::MakeDir => ("create the directory", " and ", ""),
+        Change::Tmpfile => ("create an unnamed file in", " and ", ""),
+        Change::Symlink => ("create the symlink", " and ", ""),
+        Change::Link if two => ("link", " as ", ""),
+        Change::Link => ("give another name to", "", ""),
+        Change::LinkTo => ("create the hard link", "", ""),
+        Change::Remove => ("remove", " and ", ""),
+        Change::RemoveDir => ("remove the directory", " and ", ""),
+        Change::Rename => ("rename", " to ", ""),
+        Change::RenameTo => ("rename a file to", "", ""),
+        Change::Exchange if two => ("exchange", " and ", ""),
+        Change::Exchange => ("exchange", "", " with another file"),
+        Change::Truncate => ("truncate", " and ", ""),
+        Change::Mode => ("change the mode of", " and ", ""),
+        Change::Owner => ("change the owner of", " and ", ""),
+        Change::Times => ("set the times of", " and ", ""),
+        Change::Xattr => ("change the extended attributes of", " and ", ""),
+        Change::Flags => ("change the flags of", " and ", ""),
+        Change::Connect => ("connect to", "", ""),
+        Change::Send => ("send to", "", ""),
+        Change::Terminal => ("change the settings of", "", ""),
+    }
 }
 
 impl Words {
@@ -122,17 +166,14 @@ impl Words {
             .chain(&q.also)
             .map(|p| clean(p))
             .collect();
+        let (verb, joint, after) = verb(q);
         // A connection or a datagram to a service outside the session names what listens
         // there.
-        let service = format!(" ({})", clean(&q.service));
-        let (verb, service) = match q.syscall.as_str() {
-            "connect" => ("connect to", service),
-            "sendto" | "sendmsg" | "sendmmsg" => ("send to", service),
-            // An ioctl on a terminal changes its settings, size or foreground group.
-            "ioctl" if is_terminal(&q.path) => ("change the settings of", String::new()),
-            _ => ("write", String::new()),
+        let after = match verb {
+            "connect to" | "send to" => format!("{after} ({})", clean(&q.service)),
+            _ => after.to_string(),
         };
-        let what = format!("{}{service}", paths.join(" and "));
+        let what = format!("{}{after}", paths.join(joint));
         let by = q
             .chain
             .iter()
@@ -144,7 +185,8 @@ impl Words {
             verb,
             what,
             paths,
-            service,
+            joint,
+            after,
             by,
             scope: clean(&scope.to_string_lossy()),
         }
@@ -159,10 +201,10 @@ impl Words {
         if width(&self.what) <= cols {
             return self.what.clone();
         }
-        let joints = 5 * (self.paths.len() - 1) + width(&self.service);
+        let joints = width(self.joint) * (self.paths.len() - 1) + width(&self.after);
         let share = (cols.saturating_sub(joints) / self.paths.len()).max(12);
         let paths: Vec<String> = self.paths.iter().map(|p| cut_middle(p, share)).collect();
-        format!("{}{}", paths.join(" and "), cut_right(&self.service, 40))
+        format!("{}{}", paths.join(self.joint), cut_right(&self.after, 40))
     }
 }
 
@@ -200,6 +242,94 @@ mod tests {
         assert!(width(&what) <= 80, "{what}");
         assert!(what.starts_with("/tmp/outside/"), "{what}");
         assert!(what.ends_with(" and /home/me/.bashrc"), "{what}");
+    }
+
+    /// A rename says where it goes, cut by columns as any two paths are.
+    #[test]
+    fn a_rename_says_from_where_to_where() {
+        let q = Question {
+            path: format!("/tmp/outside/{}/src", "a".repeat(200)),
+            also: vec!["/home/me/.bashrc".into()],
+            syscall: "renameat2".into(),
+            change: Change::Rename as i32,
+            ..Default::default()
+        };
+        let w = Words::of(&q, Path::new("/tmp"), &clean);
+        assert_eq!(w.verb, "rename");
+        let what = w.what_in(80);
+        assert!(width(&what) <= 80, "{what}");
+        assert!(what.starts_with("/tmp/outside/"), "{what}");
+        assert!(what.ends_with(" to /home/me/.bashrc"), "{what}");
+        let short = Question {
+            path: "/a".into(),
+            ..q.clone()
+        };
+        assert_eq!(
+            Words::of(&short, Path::new("/"), &clean).what,
+            "/a to /home/me/.bashrc"
+        );
+        // Only the source needs an answer (it goes into the project): no "to".
+        let alone = Question {
+            also: vec![],
+            ..short.clone()
+        };
+        let w = Words::of(&alone, Path::new("/"), &clean);
+        assert_eq!((w.verb, w.what.as_str()), ("rename", "/a"));
+        let to = Question {
+            change: Change::RenameTo as i32,
+            ..alone
+        };
+        let w = Words::of(&to, Path::new("/"), &clean);
+        assert_eq!((w.verb, w.what.as_str()), ("rename a file to", "/a"));
+    }
+
+    /// Each change in the words the bar, `hallpass answer` and a notification show after
+    /// "wants to".
+    #[test]
+    fn each_change_says_what_it_does() {
+        let said = |change: Change, also: &[&str]| {
+            let q = Question {
+                path: "/x/f".into(),
+                also: also.iter().map(|s| s.to_string()).collect(),
+                syscall: "whatever".into(),
+                change: change as i32,
+                service: "svc (pid 3)".into(),
+                ..Default::default()
+            };
+            let w = Words::of(&q, Path::new("/x"), &clean);
+            format!("{} {}", w.verb, w.what)
+        };
+        let cases = [
+            (Change::Write, "write /x/f"),
+            (Change::Create, "create /x/f"),
+            (Change::MakeDir, "create the directory /x/f"),
+            (Change::Tmpfile, "create an unnamed file in /x/f"),
+            (Change::Symlink, "create the symlink /x/f"),
+            (Change::Link, "give another name to /x/f"),
+            (Change::LinkTo, "create the hard link /x/f"),
+            (Change::Remove, "remove /x/f"),
+            (Change::RemoveDir, "remove the directory /x/f"),
+            (Change::Rename, "rename /x/f"),
+            (Change::RenameTo, "rename a file to /x/f"),
+            (Change::Exchange, "exchange /x/f with another file"),
+            (Change::Truncate, "truncate /x/f"),
+            (Change::Mode, "change the mode of /x/f"),
+            (Change::Owner, "change the owner of /x/f"),
+            (Change::Times, "set the times of /x/f"),
+            (Change::Xattr, "change the extended attributes of /x/f"),
+            (Change::Flags, "change the flags of /x/f"),
+            (Change::Connect, "connect to /x/f (svc (pid 3))"),
+            (Change::Send, "send to /x/f (svc (pid 3))"),
+            (Change::Terminal, "change the settings of /x/f"),
+        ];
+        for (change, want) in cases {
+            assert_eq!(said(change, &[]), want, "{change:?}");
+        }
+        assert_eq!(said(Change::Link, &["/y/g"]), "link /x/f as /y/g");
+        assert_eq!(said(Change::Exchange, &["/y/g"]), "exchange /x/f and /y/g");
+        assert_eq!(said(Change::Write, &["/y/g"]), "write /x/f and /y/g");
+        // An older daemon names no change: worded from the syscall, as before.
+        assert_eq!(said(Change::Unspecified, &[]), "write /x/f");
     }
 
     #[test]

@@ -90,6 +90,11 @@ impl Host for Stand {
         self.granted.lock().unwrap().push(scope);
     }
 
+    fn answered_once(&self, tid: i32, syscall: &str, paths: &[PathBuf], d: Decision) {
+        let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        self.note(format!("burst {tid} {syscall} {} {d:?}", paths.join(" ")));
+    }
+
     fn count(&self, decision: Decision) {
         self.note(format!("count {decision:?}"));
     }
@@ -181,6 +186,7 @@ fn allowed_once_continues_and_denied_fails_with_eacces() {
         [
             "log openat /w/a Allow once",
             "count Allow",
+            "burst 70 openat /w/a Allow",
             "reply 7 Continue",
             "release 7 7"
         ]
@@ -191,6 +197,7 @@ fn allowed_once_continues_and_denied_fails_with_eacces() {
         [
             "log openat /w/b Deny denied",
             "count Deny",
+            "burst 80 openat /w/b Deny",
             "reply 8 Fail(13)",
             "release 8 8"
         ]
@@ -398,4 +405,45 @@ fn an_allowed_write_whose_line_is_lost_is_refused() {
             "release 7 7"
         ]
     );
+}
+
+/// Only a person's own answer for the write, [o] or [d], covers the process's follow-up
+/// calls (`burst.rs`), and only while its thread still waits (else another process may
+/// have its id): not a lasting or timed answer, which a rule or grant carries, nor a
+/// question settled by another's answer, nor one nobody answered.
+#[test]
+fn only_an_answer_once_or_deny_starts_a_burst() {
+    let (q, s) = (questions("burst"), Stand::new());
+    let bursts = |s: &Stand| -> Vec<String> {
+        s.calls()
+            .into_iter()
+            .filter(|c| c.starts_with("burst"))
+            .collect()
+    };
+    for (i, answer) in [Answer::Timed, Answer::Always, Answer::Never]
+        .into_iter()
+        .enumerate()
+    {
+        let dir = format!("/w{i}");
+        let a = ask(&q, &s, 1, i as u64, 70, &format!("{dir}/a"));
+        // Another question its scope covers is settled by it.
+        ask(&q, &s, 1, 10 + i as u64, 71, &format!("{dir}/b"));
+        q.answer(a, answer, Some(PathBuf::from(&dir))).unwrap();
+        assert_eq!(bursts(&s), Vec::<String>::new(), "{answer:?}");
+    }
+    // The thread went away meanwhile.
+    let a = ask(&q, &s, 1, 20, 72, "/v/a");
+    s.gone.lock().unwrap().push(20);
+    q.answer(a, Answer::Once, None).unwrap();
+    assert_eq!(bursts(&s), Vec::<String>::new());
+    // Nobody answered.
+    ask(&q, &s, 1, 21, 73, "/v/b");
+    s.gone.lock().unwrap().push(21);
+    q.sweep();
+    assert_eq!(bursts(&s), Vec::<String>::new());
+    // The answer's line was lost: refused, and nothing follows.
+    let a = ask(&q, &s, 1, 22, 74, "/v/c");
+    s.log_full.store(true, Ordering::Relaxed);
+    q.answer(a, Answer::Once, None).unwrap();
+    assert_eq!(bursts(&s), Vec::<String>::new());
 }

@@ -209,6 +209,27 @@ pub fn guise(tid: i32, waiting: &dyn Fn() -> bool) -> Sys<Option<Guise>> {
     }
 }
 
+/// Runs `f` on this thread with the rights the kernel checks for thread `tid`: as it is
+/// when it wears `tid`'s [`Guise`] already (strict mode, around a notification of `tid`) or
+/// the daemon has the same rights, else in a [`Guise`] taken for the call (a root daemon).
+/// `None` when the daemon cannot take on the process's rights: a daemon that is not root,
+/// and a process with other rights than its own (other groups, say).
+pub fn as_process<T>(tid: i32, f: impl FnOnce() -> T) -> Option<T> {
+    if in_guise() {
+        return Some(f());
+    }
+    let own = own().ok()?;
+    let c = creds_of(tid).ok()?;
+    if c.same_rights(&own.creds) {
+        return Some(f());
+    }
+    if own.creds.fsuid != 0 {
+        return None;
+    }
+    let _guise = Guise::take_on(&c).ok()?;
+    Some(f())
+}
+
 /// `Ok` when thread `tid` has the daemon's credentials (lite mode performs only for those).
 pub fn same_credentials(tid: i32) -> Sys<()> {
     let own = own()?;

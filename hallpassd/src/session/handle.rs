@@ -237,7 +237,20 @@ impl Supervisor<'_> {
             shared.info.passed.fetch_add(1, Ordering::Relaxed);
             return Some(Reply::Fail(libc::EEXIST));
         }
+        // Where no rule decided, a write the kernel refuses anyway fails as it would
+        // natively, unasked.
+        let by_prompt =
+            decision == Decision::Ask || matches!(reason, Reason::Audit | Reason::Unattended);
+        if by_prompt {
+            if let Some(r) = self.fails_natively(n, syscall, files) {
+                return Some(r);
+            }
+        }
         if decision == Decision::Ask {
+            // The same process finishing a change a person just answered for.
+            if let Some(d) = shared.follow_up(tid, syscall, files) {
+                return Some(self.settle(tid, syscall, files, d, Reason::FollowUp));
+            }
             // Every path that needs an answer is shown (both of a rename, say): the answer
             // applies to the whole syscall.
             let undecided = shared.undecided(syscall, files, &rules);
@@ -256,15 +269,49 @@ impl Supervisor<'_> {
             shared.count(Decision::Deny);
             return Some(Reply::Fail(libc::EACCES));
         }
-        // An allowed write whose line cannot be logged is refused.
+        Some(self.settle(tid, syscall, files, decision, reason))
+    }
+
+    /// The answer to the write of `n` to `files` where the kernel would fail it, made by
+    /// the process itself (`perform/refusal.rs`; only for a write of one path): its errno,
+    /// logged with reason `refused`; a change of a file that is not there fails with
+    /// `ENOENT` and an exclusive create of one that is with `EEXIST`, unlogged, as a `mkdir`
+    /// of one that is there does.
+    fn fails_natively(&self, n: &seccomp::Notif, syscall: &str, files: &[&Path]) -> Option<Reply> {
+        use crate::perform::refusal;
+        let ([path], Some(sc)) = (files, self.decoder.syscall(n)) else {
+            return None;
+        };
+        let tid = n.pid as i32;
+        let errno = refusal::refused(refusal::check(sc, &n.data.args), path, tid)?;
+        if matches!(errno, libc::ENOENT | libc::EEXIST) {
+            self.shared.info.passed.fetch_add(1, Ordering::Relaxed);
+        } else {
+            // Denied either way.
+            let _ = self.record_each(tid, syscall, files, Decision::Deny, Reason::Refused);
+            self.shared.count(Decision::Deny);
+        }
+        Some(Reply::Fail(errno))
+    }
+
+    /// Logs a decided write and counts it: its answer. An allowed write whose line cannot
+    /// be logged is refused.
+    fn settle(
+        &self,
+        tid: i32,
+        syscall: &str,
+        files: &[&Path],
+        decision: Decision,
+        reason: Reason,
+    ) -> Reply {
         let logged = self.record_each(tid, syscall, files, decision, reason);
         let decision = if logged { decision } else { Decision::Deny };
-        shared.count(decision);
-        Some(if decision == Decision::Allow {
+        self.shared.count(decision);
+        if decision == Decision::Allow {
             Reply::Continue
         } else {
             Reply::Fail(libc::EACCES)
-        })
+        }
     }
 
     /// [`Supervisor::record`] for every path the syscall writes (both of a rename): `false`
@@ -332,6 +379,7 @@ impl Supervisor<'_> {
             timed_secs: shared.timed_secs(),
             asked_ms: crate::ask::now_ms(),
             number: 0,
+            change: self.change(n, path, paths, &all) as i32,
         };
         let host = shared.clone() as Arc<dyn crate::ask::Host>;
         if let Err(e) = self.questions.ask(&host, n, q, all, action.take()) {
@@ -342,6 +390,28 @@ impl Supervisor<'_> {
             return false;
         }
         true
+    }
+
+    /// What the call of `n` does to `path`, the first of the `shown` paths of `all` it
+    /// writes, for the question's words.
+    fn change(
+        &self,
+        n: &seccomp::Notif,
+        path: &Path,
+        shown: &[PathBuf],
+        all: &[PathBuf],
+    ) -> hallpass_proto::Change {
+        use crate::syscalls::change::{change, Shown};
+        let Some(sc) = self.decoder.syscall(n) else {
+            return hallpass_proto::Change::Write;
+        };
+        let side = match (shown.len(), all.first()) {
+            (1, Some(first)) if all.len() == 2 && first != path => Shown::Second,
+            (1, _) => Shown::First,
+            _ => Shown::Both,
+        };
+        let exists = || std::fs::symlink_metadata(path).is_ok();
+        change(sc, &n.data.args, &path.to_string_lossy(), side, exists)
     }
 
     /// Lite mode: logs a connection to a service outside the session (reason `service`); not

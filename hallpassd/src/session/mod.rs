@@ -44,6 +44,7 @@ use hallpass_proto::{
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 use crate::ask::Questions;
+use crate::burst::{Bursts, Process};
 use crate::decode::{Decoder, Op};
 use crate::dircache::DirCache;
 use crate::journal::Journal;
@@ -137,6 +138,8 @@ pub struct Shared {
     log_failed: AtomicBool,
     /// Timed grants ([t], and [a] when the rules file cannot be written): scope and expiry.
     timed: Mutex<Vec<(PathBuf, Duration)>>,
+    /// The answers once and deny whose process's follow-up calls they still decide.
+    bursts: Mutex<Bursts>,
     timed_for: Duration,
     home: PathBuf,
     /// Where the notifications held are noted, for the next daemon if this one dies.
@@ -215,6 +218,15 @@ impl Shared {
         t.push((scope, until));
     }
 
+    /// The decision of an answer once or deny whose burst a call of thread `tid` to
+    /// `syscall` writing `files` follows (`burst.rs`), if any: asked only for a write that
+    /// would be asked.
+    pub fn follow_up(&self, tid: i32, syscall: &str, files: &[&Path]) -> Option<Decision> {
+        let who = process_of(tid)?;
+        let bursts = self.bursts.lock().unwrap();
+        bursts.decide(who, syscall, files, boot_time())
+    }
+
     /// Allows `scope` until the session ends.
     pub fn grant_for_the_session(&self, scope: PathBuf) {
         // A century: longer than any session, and no overflow.
@@ -284,6 +296,13 @@ impl Shared {
     }
 }
 
+/// The process of thread `tid`, as one that its id names only once.
+fn process_of(tid: i32) -> Option<Process> {
+    let tgid = tgid_of(tid)?;
+    let start = crate::process::start_time(tgid)?;
+    Some(Process { tgid, start })
+}
+
 /// What questions need of the session they wait in.
 impl crate::ask::Host for Shared {
     fn hold(&self, n: &seccomp::Notif) -> Result<Option<usize>, crate::ask::JournalFull> {
@@ -317,6 +336,12 @@ impl crate::ask::Host for Shared {
 
     fn grant_for_the_session(&self, scope: PathBuf) {
         Shared::grant_for_the_session(self, scope)
+    }
+
+    fn answered_once(&self, tid: i32, syscall: &str, paths: &[PathBuf], decision: Decision) {
+        let Some(who) = process_of(tid) else { return };
+        let mut bursts = self.bursts.lock().unwrap();
+        bursts.answered(who, syscall, paths, decision, boot_time());
     }
 
     fn count(&self, decision: Decision) {

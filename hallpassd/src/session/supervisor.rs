@@ -37,6 +37,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
         log: Mutex::new(a.log.map(Log::new)),
         log_failed: AtomicBool::new(false),
         timed: Mutex::new(Vec::new()),
+        bursts: Mutex::new(Bursts::default()),
         timed_for,
         home,
         journal: a.journal,

@@ -355,6 +355,30 @@ pub fn signal_thread(tid: i32, sig: i32) {
     }
 }
 
+/// `faccessat2(dir, name, mode, AT_EACCESS | flags)`: whether this thread, with its own
+/// file-system ids, groups and effective capabilities, may access `name` in `dir` so: the
+/// kernel's own permission check (ACLs, read-only mounts, immutable files included).
+/// `nofollow` checks a symlink itself; an empty `name` checks `dir` itself.
+pub fn access(dir: BorrowedFd<'_>, name: &CStr, mode: i32, nofollow: bool) -> Sys<()> {
+    let mut flags = libc::AT_EACCESS;
+    if nofollow {
+        flags |= libc::AT_SYMLINK_NOFOLLOW;
+    }
+    if name.is_empty() {
+        flags |= libc::AT_EMPTY_PATH;
+    }
+    // SAFETY: `name` is a live NUL-terminated string; the rest are plain values.
+    unit(unsafe {
+        libc::syscall(
+            libc::SYS_faccessat2,
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            mode,
+            flags,
+        )
+    })
+}
+
 pub fn truncate(path: &CStr, len: i64) -> Sys<()> {
     // SAFETY: `path` is NUL-terminated.
     unit(unsafe { libc::truncate(path.as_ptr(), len) } as _)
