@@ -21,6 +21,7 @@ use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
 use crate::ask::AnswerError;
+use crate::dlog::say;
 use crate::rules::{self, Action, Rules};
 use crate::server::State;
 
@@ -281,7 +282,7 @@ pub async fn serve(
             match crate::peer::check(&std, &st.launchers()) {
                 Ok(_) => Some(tokio::net::UnixStream::from_std(std)),
                 Err(e) => {
-                    eprintln!("hallpassd: api: dropped a connection: {e}");
+                    say!("hallpassd: api: dropped a connection: {e}");
                     None
                 }
             }

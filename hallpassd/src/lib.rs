@@ -10,10 +10,12 @@
 
 pub(crate) mod api;
 pub(crate) mod ask;
+pub(crate) mod bounds;
 pub mod bpf;
 pub mod daemon;
 pub(crate) mod decode;
 pub(crate) mod dircache;
+pub(crate) mod dlog;
 pub(crate) mod fds;
 pub mod filter;
 pub(crate) mod journal;

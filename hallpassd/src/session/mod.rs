@@ -46,6 +46,7 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use crate::ask::Questions;
 use crate::decode::{Decoder, Op};
 use crate::dircache::DirCache;
+use crate::dlog::say;
 use crate::journal::Journal;
 use crate::log::{now_rfc3339, Log, Record};
 use crate::mem::{Lender, Memory};
@@ -269,7 +270,7 @@ impl Shared {
             j.log_lost(e.raw_os_error().unwrap_or(libc::EIO), allowed);
         }
         if !self.log_failed.swap(true, Ordering::Relaxed) {
-            eprintln!(
+            say!(
                 "hallpassd: session {}: cannot write the log ({e}): writes it would record as allowed are refused",
                 self.info.id
             );

@@ -3,6 +3,7 @@
 //! again what a daemon that died held.
 
 use super::*;
+use crate::dlog::say;
 
 /// Supervises an attached session until its launcher goes away or nothing is left to
 /// supervise. Runs on its own thread.
@@ -70,7 +71,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
     match Roots::new() {
         Ok(r) => s.roots = Some(r),
         Err(e) => {
-            eprintln!(
+            say!(
                 "hallpassd: session {}: cannot open / and /proc: {e}",
                 info.id
             );
@@ -94,7 +95,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
     drop(shared);
     if let Some(t) = tmpdir {
         if let Err(e) = std::fs::remove_dir_all(&t) {
-            eprintln!(
+            say!(
                 "hallpassd: session {}: cannot remove {}: {e}",
                 info.id,
                 hallpass_proto::shown::shown(&t)
@@ -229,7 +230,7 @@ impl Supervisor<'_> {
                     }
                 }
                 Err(e) => {
-                    eprintln!("hallpassd: session {id}: receiving a notification: {e}");
+                    say!("hallpassd: session {id}: receiving a notification: {e}");
                     return;
                 }
             }
@@ -288,7 +289,7 @@ impl Supervisor<'_> {
             match poll(n, PollTimeout::NONE) {
                 Err(nix::errno::Errno::EINTR) => continue,
                 Err(e) => {
-                    eprintln!("hallpassd: session {id}: poll: {e}");
+                    say!("hallpassd: session {id}: poll: {e}");
                     return;
                 }
                 Ok(_) => {}
@@ -306,7 +307,7 @@ impl Supervisor<'_> {
                         if e.raw_os_error() == Some(libc::ENOENT)
                             || e.raw_os_error() == Some(libc::EINTR) => {}
                     Err(e) => {
-                        eprintln!("hallpassd: session {id}: receiving a notification: {e}");
+                        say!("hallpassd: session {id}: receiving a notification: {e}");
                         return;
                     }
                 }
@@ -337,7 +338,7 @@ impl Supervisor<'_> {
             // dies first, the next one still finds it.
             j.settle(slot, n.id);
         }
-        eprintln!(
+        say!(
             "hallpassd: session {}: {again} notifications left by the previous daemon decided again",
             shared.info.id
         );
