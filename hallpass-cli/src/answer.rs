@@ -68,15 +68,24 @@ fn answer_with(args: AnswerArgs) -> Result<ExitCode, Failure> {
     })
 }
 
-/// The questions waiting now (of `session`, or all with 0).
+/// The questions waiting now (of `session`, or all with 0), a page at a time.
 async fn pending(c: &mut HallpassClient<Channel>, session: u64) -> Result<Vec<Question>, Failure> {
-    Ok(c.pending(PendingRequest {
-        session_id: session,
-    })
-    .await
-    .map_err(|e| Failure::new(format!("answer: {}", say(&e))))?
-    .into_inner()
-    .questions)
+    let mut all: Vec<Question> = Vec::new();
+    loop {
+        let page = c
+            .pending(PendingRequest {
+                session_id: session,
+                after_id: all.last().map_or(0, |q| q.id),
+            })
+            .await
+            .map_err(|e| Failure::new(format!("answer: {}", say(&e))))?
+            .into_inner();
+        let more = page.more && !page.questions.is_empty();
+        all.extend(page.questions);
+        if !more {
+            return Ok(all);
+        }
+    }
 }
 
 /// The question `id` names: its short number (`Question.number`, what people see) or its full
@@ -163,6 +172,10 @@ fn render(model: &Model, note: &str, size: pty::Size) -> String {
     out.push(String::new());
     let current = model.current().map(|o| o.question.id);
     for Open { question: q, scope } in model.list() {
+        // Past the screen's rows nothing shows: a long list costs no more than a screenful.
+        if out.len() >= size.rows as usize {
+            break;
+        }
         let mark = if model.is_sent(q.id) {
             "="
         } else if Some(q.id) == current {
@@ -200,6 +213,42 @@ fn render(model: &Model, note: &str, size: pty::Size) -> String {
     format!("\x1b[H\x1b[2J{}", out.join("\r\n"))
 }
 
+/// Takes what the follower saw into the model, and the note.
+fn apply(u: Update, model: &mut Model, note: &mut String) {
+    match u {
+        Update::Asked(q) => {
+            model.asked(*q);
+        }
+        Update::Resolved(id) => {
+            model.resolved(id);
+        }
+        Update::Void(why) => {
+            model.void();
+            if let Why::Lost = why {
+                *note = "the daemon went away: waiting for it to come back (it asks its questions again)".into();
+            }
+        }
+        Update::Back => {
+            *note = "the daemon is back: it asks the open questions again, numbered anew".into();
+        }
+        Update::Answered { id, outcome } => {
+            *note = match outcome {
+                Outcome::Applied { warning } => warning,
+                Outcome::Settled(why) | Outcome::Refused(why) => {
+                    // Not applied: it stays open, and answerable.
+                    model.not_applied(id);
+                    format!("not applied: {why}")
+                }
+                Outcome::NoReply => {
+                    model.not_applied(id);
+                    "not applied: the daemon did not answer".into()
+                }
+            };
+        }
+        Update::Trouble(_) => {}
+    }
+}
+
 async fn interactive(socket: Option<&Path>, session: u64) -> Result<ExitCode, Failure> {
     let (mut follower, answers) = follow::follower(Source::Socket {
         socket: socket.map(Path::to_path_buf),
@@ -233,39 +282,15 @@ async fn interactive(socket: Option<&Path>, session: u64) -> Result<ExitCode, Fa
         let _ = out.write_all(render(&model, &note, size()).as_bytes());
         let _ = out.flush();
         tokio::select! {
-            u = updates.recv() => match u {
-                Some(Update::Asked(q)) => {
-                    model.asked(*q);
+            u = updates.recv() => {
+                let Some(u) = u else { break };
+                apply(u, &mut model, &mut note);
+                // Everything that came meanwhile, then one screen: hundreds of questions
+                // arriving at once are drawn once, not once each.
+                while let Ok(u) = updates.try_recv() {
+                    apply(u, &mut model, &mut note);
                 }
-                Some(Update::Resolved(id)) => {
-                    model.resolved(id);
-                }
-                Some(Update::Void(why)) => {
-                    model.void();
-                    if let Why::Lost = why {
-                        note = "the daemon went away: waiting for it to come back (it asks its questions again)".into();
-                    }
-                }
-                Some(Update::Back) => {
-                    note = "the daemon is back: it asks the open questions again, numbered anew".into();
-                }
-                Some(Update::Answered { id, outcome }) => {
-                    note = match outcome {
-                        Outcome::Applied { warning } => warning,
-                        Outcome::Settled(why) | Outcome::Refused(why) => {
-                            // Not applied: it stays open, and answerable.
-                            model.not_applied(id);
-                            format!("not applied: {why}")
-                        }
-                        Outcome::NoReply => {
-                            model.not_applied(id);
-                            "not applied: the daemon did not answer".into()
-                        }
-                    };
-                }
-                Some(Update::Trouble(_)) => {}
-                None => break,
-            },
+            }
             k = keys.recv() => {
                 let Some(k) = k else { break };
                 match model.list_key(&k, Instant::now()) {

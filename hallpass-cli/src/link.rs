@@ -27,6 +27,11 @@ use crate::session::{Registered, Session};
 
 /// How long the launcher tries to reach a new daemon before it gives the session up.
 const RECONNECT_FOR: Duration = Duration::from_secs(60);
+/// A registration that ends sooner than this failed: the next one waits (see [`next_pause`]).
+const SHORT_LIVED: Duration = Duration::from_secs(2);
+/// The first and the longest waits before registering again after registrations that failed.
+const FIRST_PAUSE: Duration = Duration::from_millis(50);
+const MAX_PAUSE: Duration = Duration::from_secs(2);
 
 /// Everything needed to register the session (again).
 pub struct Registration {
@@ -220,6 +225,8 @@ fn run(
     session: watch::Sender<Option<Registered>>,
 ) {
     let mut count = 0;
+    let mut since = Instant::now();
+    let mut pause = Duration::ZERO;
     loop {
         lend(&sock);
         if done.load(Ordering::SeqCst) {
@@ -232,8 +239,11 @@ fn run(
         crate::error::say(
             "hallpass: lost the daemon; the command's writes wait while a new one starts",
         );
+        pause = next_pause(pause, since.elapsed());
+        wait(pause, &done);
         match reconnect(&reg, &done) {
             Some((s, id)) => {
+                since = Instant::now();
                 *current.lock().unwrap() = s.try_clone().ok();
                 // Closed meanwhile: this one must see the end too.
                 if done.load(Ordering::SeqCst) {
@@ -256,6 +266,24 @@ fn run(
                 return;
             }
         }
+    }
+}
+
+/// How long to wait before registering again, after `prev`, once a registration ended
+/// after `lasted`: a daemon that takes the session and drops it at once (one that fails as
+/// it starts it, say) is not asked again hundreds of times a second.
+fn next_pause(prev: Duration, lasted: Duration) -> Duration {
+    if lasted >= SHORT_LIVED {
+        return Duration::ZERO;
+    }
+    (prev * 2).clamp(FIRST_PAUSE, MAX_PAUSE)
+}
+
+/// Sleeps `d`, or less if the session is closed meanwhile.
+fn wait(d: Duration, done: &AtomicBool) {
+    let end = Instant::now() + d;
+    while !done.load(Ordering::SeqCst) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
     }
 }
 
@@ -351,5 +379,26 @@ fn lend(sock: &UnixStream) {
 fn lent(tid: i32, error: i32, closed: bool) -> ControlRequest {
     ControlRequest {
         kind: Some(control_request::Kind::Lent(LentFd { tid, error, closed })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (issue 24): a daemon that dropped each session it registered (its log on a
+    /// full file system panicked) had the launcher register again hundreds of times a second.
+    #[test]
+    fn registrations_that_fail_wait_longer_each_time() {
+        let short = Duration::from_millis(10);
+        let mut p = Duration::ZERO;
+        let mut seen = Vec::new();
+        for _ in 0..8 {
+            p = next_pause(p, short);
+            seen.push(p.as_millis());
+        }
+        assert_eq!(seen, [50, 100, 200, 400, 800, 1600, 2000, 2000]);
+        // One that lasted starts over: a daemon that died after a while is replaced at once.
+        assert_eq!(next_pause(p, SHORT_LIVED), Duration::ZERO);
     }
 }

@@ -10,19 +10,23 @@ use std::pin::Pin;
 use hallpass_proto::hallpass_server::{Hallpass, HallpassServer};
 use hallpass_proto::shown::shown;
 use hallpass_proto::{
-    event, rule, AddRuleRequest, Answer, AnswerReply, AnswerRequest, CheckProcessReply,
+    rule, AddRuleRequest, Answer, AnswerReply, AnswerRequest, CheckProcessReply,
     CheckProcessRequest, Event, ListRulesReply, ListRulesRequest, PendingReply, PendingRequest,
     ProcessVerdict, RemoveRuleRequest, Rule, SessionStatus, StatusReply, StatusRequest,
     WatchRequest,
 };
+use prost::Message;
 use tokio::net::UnixListener;
-use tokio::sync::broadcast::error::RecvError;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
 use crate::ask::AnswerError;
+use crate::bounds;
+use crate::dlog::say;
 use crate::rules::{self, Action, Rules};
 use crate::server::State;
+
+mod watch;
 
 fn rules_reply(store: &rules::Store, r: &Rules) -> ListRulesReply {
     ListRulesReply {
@@ -67,59 +71,17 @@ impl Hallpass for Api {
         req: Request<WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
         let session = req.into_inner().session_id;
-        let (pending, mut rx) = self.state.questions.subscribe(session);
+        let (pending, rx) = self.state.questions.subscribe(session);
         let questions = self.state.questions.clone();
-        let (tx, out) = tokio::sync::mpsc::channel::<Result<Event, Status>>(64);
-        tokio::spawn(async move {
-            for q in pending {
-                let e = Event {
-                    kind: Some(event::Kind::Asked(q)),
-                };
-                if tx.send(Ok(e)).await.is_err() {
-                    return;
-                }
-            }
-            loop {
-                // A client that went away ends this task even when no event comes for it.
-                let got = tokio::select! {
-                    got = rx.recv() => got,
-                    _ = tx.closed() => return,
-                };
-                let e = match got {
-                    Ok(e) => e,
-                    // Fell behind: start over from the pending list, which is the truth.
-                    Err(RecvError::Lagged(_)) => {
-                        let (again, newer) = questions.subscribe(session);
-                        rx = newer;
-                        // Resolutions were lost too: the client starts over from the list.
-                        let reset = Event {
-                            kind: Some(event::Kind::Reset(hallpass_proto::Reset {})),
-                        };
-                        if tx.send(Ok(reset)).await.is_err() {
-                            return;
-                        }
-                        for q in again {
-                            let e = Event {
-                                kind: Some(event::Kind::Asked(q)),
-                            };
-                            if tx.send(Ok(e)).await.is_err() {
-                                return;
-                            }
-                        }
-                        continue;
-                    }
-                    Err(RecvError::Closed) => return,
-                };
-                let sid = match &e.kind {
-                    Some(event::Kind::Asked(q)) => q.session_id,
-                    Some(event::Kind::Resolved(r)) => r.session_id,
-                    Some(event::Kind::Reset(_)) | None => continue,
-                };
-                if (session == 0 || sid == session) && tx.send(Ok(e)).await.is_err() {
-                    return;
-                }
-            }
-        });
+        let (tx, out) = tokio::sync::mpsc::channel(watch::BUFFER);
+        tokio::spawn(watch::forward(
+            session,
+            pending,
+            rx,
+            questions,
+            tx,
+            watch::SLOW_CLIENT,
+        ));
         Ok(Response::new(Box::pin(
             tokio_stream::wrappers::ReceiverStream::new(out),
         )))
@@ -129,8 +91,20 @@ impl Hallpass for Api {
         &self,
         req: Request<PendingRequest>,
     ) -> Result<Response<PendingReply>, Status> {
-        let (questions, _) = self.state.questions.subscribe(req.into_inner().session_id);
-        Ok(Response::new(PendingReply { questions }))
+        let req = req.into_inner();
+        let (all, _) = self.state.questions.subscribe(req.session_id);
+        let mut reply = PendingReply::default();
+        let mut size = 0;
+        for q in all.iter().filter(|q| q.id > req.after_id) {
+            let q = bounds::question(q);
+            size += q.encoded_len() + 8;
+            if size > PAGE && !reply.questions.is_empty() {
+                reply.more = true;
+                break;
+            }
+            reply.questions.push(q);
+        }
+        Ok(Response::new(reply))
     }
 
     async fn answer(&self, req: Request<AnswerRequest>) -> Result<Response<AnswerReply>, Status> {
@@ -149,7 +123,11 @@ impl Hallpass for Api {
                 warning: w.unwrap_or_default(),
             })),
             Err(e @ AnswerError::NotPending(_)) => Err(Status::failed_precondition(e.to_string())),
-            Err(e) => Err(Status::invalid_argument(e.to_string())),
+            // Its paths may be long: a status travels in a header.
+            Err(e) => Err(Status::invalid_argument(bounds::cut(
+                &e.to_string(),
+                MAX_STATUS,
+            ))),
         }
     }
 
@@ -261,6 +239,13 @@ impl Hallpass for Api {
     }
 }
 
+/// A page of `Pending`, in bytes: far under what a client decodes (4 MiB).
+const PAGE: usize = 1 << 20;
+// A page holds at least one question, and stays far under what a client decodes.
+const _: () = assert!(bounds::MAX_QUESTION <= PAGE && PAGE <= (4 << 20) / 2);
+/// An error message sent back, in bytes.
+const MAX_STATUS: usize = 2048;
+
 /// Serves the API on `listener` until the daemon exits. Connections from other users or from
 /// supervised processes are dropped before any request is read.
 pub async fn serve(
@@ -281,7 +266,7 @@ pub async fn serve(
             match crate::peer::check(&std, &st.launchers()) {
                 Ok(_) => Some(tokio::net::UnixStream::from_std(std)),
                 Err(e) => {
-                    eprintln!("hallpassd: api: dropped a connection: {e}");
+                    say!("hallpassd: api: dropped a connection: {e}");
                     None
                 }
             }

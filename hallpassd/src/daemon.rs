@@ -12,6 +12,7 @@ use anyhow::Context;
 use hallpass_proto::paths;
 
 use crate::ask::Questions;
+use crate::dlog::say;
 use crate::rules;
 use crate::server::{self, State};
 
@@ -36,7 +37,7 @@ fn log_dropped_connections() {
         .try_init();
 }
 
-/// Writes the API server's reports of connections it dropped to stderr (the daemon's log).
+/// Writes the API server's reports of connections it dropped to the daemon's log.
 struct DroppedConnections;
 
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for DroppedConnections {
@@ -51,7 +52,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for DroppedConnections
         }
         let mut m = Message(String::new());
         event.record(&mut m);
-        eprintln!("hallpassd: api: {}", m.0);
+        say!("hallpassd: api: {}", m.0);
     }
 }
 
@@ -145,12 +146,13 @@ pub fn main(args: Config) -> ! {
     // A signal mask survives exec: a daemon started by a launcher that blocks signals for
     // itself would otherwise never see SIGTERM.
     let _ = nix::sys::signal::SigSet::empty().thread_set_mask();
+    crate::dlog::start();
     log_dropped_connections();
     // The daemon holds every session's listener: no process of the same user (a supervised
     // one included) may open its descriptors or memory through /proc or ptrace.
     if let Err(e) = nix::sys::prctl::set_dumpable(false) {
-        eprintln!("hallpassd: cannot make itself not dumpable: {e}");
-        std::process::exit(1);
+        say!("hallpassd: cannot make itself not dumpable: {e}");
+        exit(1);
     }
     // Every session's copies of its processes' descriptors share this one table: as large as
     // the hard limit allows (systemd's and most shells' soft limit is 1,024).
@@ -159,17 +161,23 @@ pub fn main(args: Config) -> ! {
     let activated = match crate::sys::activation::listeners() {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("hallpassd: the sockets passed by the service manager: {e}");
-            std::process::exit(1);
+            say!("hallpassd: the sockets passed by the service manager: {e}");
+            exit(1);
         }
     };
     match run(args, activated) {
-        Ok(()) => std::process::exit(0),
+        Ok(()) => exit(0),
         Err(e) => {
-            eprintln!("hallpassd: {e:#}");
-            std::process::exit(1);
+            say!("hallpassd: {e:#}");
+            exit(1);
         }
     }
+}
+
+/// Exits once the log has what was said (a launcher that started us reads its last line).
+fn exit(code: i32) -> ! {
+    crate::dlog::flush(Duration::from_secs(2));
+    std::process::exit(code)
 }
 
 #[tokio::main]
@@ -200,9 +208,15 @@ async fn run(args: Config, activated: Vec<(PathBuf, UnixListener)>) -> anyhow::R
     control.set_nonblocking(false)?;
     api.set_nonblocking(true)?;
     let api = tokio::net::UnixListener::from_std(api)?;
+    // Its stderr, when a launcher started it: bounded from now on.
+    crate::dlog::rotate_at(dir.join(paths::DAEMON_LOG));
     let pid_file = dir.join(paths::PID_FILE);
-    std::fs::write(&pid_file, format!("{}\n", std::process::id()))?;
-    eprintln!(
+    // Not needed to serve (the lock and the sockets are): a full file system must not stop
+    // the daemon here.
+    if let Err(e) = std::fs::write(&pid_file, format!("{}\n", std::process::id())) {
+        say!("hallpassd: cannot write {}: {e}", pid_file.display());
+    }
+    say!(
         "hallpassd: pid {} listening in {}",
         std::process::id(),
         dir.display()
@@ -231,7 +245,7 @@ async fn run(args: Config, activated: Vec<(PathBuf, UnixListener)>) -> anyhow::R
                 }
                 Err(e) => {
                     // Out of descriptors, say: wait rather than spin.
-                    eprintln!("hallpassd: accept: {e}");
+                    say!("hallpassd: accept: {e}");
                     std::thread::sleep(Duration::from_millis(100));
                 }
             }
@@ -257,7 +271,7 @@ async fn run(args: Config, activated: Vec<(PathBuf, UnixListener)>) -> anyhow::R
             }
         }
     };
-    eprintln!("hallpassd: exiting ({why})");
+    say!("hallpassd: exiting ({why})");
     // Sessions still running lose their supervisor: their writes now fail (ENOSYS). The
     // sockets of a socket-activated daemon are the service manager's: they stay.
     if !socket_activated {
@@ -266,5 +280,5 @@ async fn run(args: Config, activated: Vec<(PathBuf, UnixListener)>) -> anyhow::R
         }
     }
     let _ = std::fs::remove_file(&pid_file);
-    std::process::exit(0);
+    exit(0);
 }

@@ -10,11 +10,13 @@
 
 pub(crate) mod api;
 pub(crate) mod ask;
+pub(crate) mod bounds;
 pub mod bpf;
 pub(crate) mod burst;
 pub mod daemon;
 pub(crate) mod decode;
 pub(crate) mod dircache;
+pub(crate) mod dlog;
 pub(crate) mod fds;
 pub mod filter;
 pub(crate) mod journal;

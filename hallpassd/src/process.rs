@@ -6,10 +6,43 @@
 
 use std::path::Path;
 
+/// How much of a command line is read: far more than the few first arguments a chain
+/// shows need, unless one is huge (an argument may be 128 KiB, a command line megabytes).
+const MAX_CMDLINE: u64 = 16 * 1024;
+
+/// The start of `/proc/PID/cmdline`, [`MAX_CMDLINE`] bytes at most; `cut`: whether there is
+/// more.
+pub fn cmdline(pid: i32) -> Option<(Vec<u8>, bool)> {
+    use std::io::Read;
+    let f = std::fs::File::open(format!("/proc/{pid}/cmdline")).ok()?;
+    let mut raw = Vec::new();
+    f.take(MAX_CMDLINE + 1).read_to_end(&mut raw).ok()?;
+    let cut = raw.len() as u64 > MAX_CMDLINE;
+    raw.truncate(MAX_CMDLINE as usize);
+    Some((raw, cut))
+}
+
 /// How a process shows in a question's chain: its program and first argument (`npm
-/// install`), the script rather than the interpreter (`node /usr/bin/npm` shows as `npm`).
+/// install`), the script rather than the interpreter (`node /usr/bin/npm` shows as `npm`);
+/// [`crate::bounds::MAX_CHAIN_ENTRY`] bytes at most.
 pub fn describe(pid: i32) -> Option<String> {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let (raw, cut) = cmdline(pid)?;
+    if raw.iter().all(|&b| b == 0) {
+        // A kernel thread or a zombie: its comm.
+        return comm(pid);
+    }
+    // A program name longer than what was read shows as its start, and says so.
+    if cut && !raw.contains(&0) {
+        let start = String::from_utf8_lossy(&raw);
+        let start = crate::bounds::head(&start, crate::bounds::MAX_CHAIN_ENTRY / 2);
+        return Some(format!("{start}…[cut: over {MAX_CMDLINE} bytes]"));
+    }
+    let name = describe_args(&raw)?;
+    Some(crate::bounds::cut(&name, crate::bounds::MAX_CHAIN_ENTRY))
+}
+
+/// [`describe`] of a command line read; `None` if it is empty.
+fn describe_args(raw: &[u8]) -> Option<String> {
     let args: Vec<String> = raw
         .split(|&b| b == 0)
         .filter(|a| !a.is_empty())
@@ -17,11 +50,7 @@ pub fn describe(pid: i32) -> Option<String> {
         .collect();
     let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
     let mut it = args.iter();
-    let mut name = match it.next() {
-        Some(a) => base(a),
-        // A kernel thread or a zombie: its comm.
-        None => return comm(pid),
-    };
+    let mut name = base(it.next()?);
     let mut next = it.next();
     // An interpreter running a script: show the script.
     if let Some(a) = next {

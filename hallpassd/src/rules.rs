@@ -27,6 +27,7 @@ use std::time::{Duration, SystemTime};
 
 use hallpass_proto::shown::shown;
 
+use crate::dlog::say;
 use crate::policy::PathSet;
 
 /// What a rule does to the writes it covers.
@@ -319,7 +320,7 @@ impl Store {
             }
             Err(e) => {
                 if seen.1.as_ref() != Some(&e) {
-                    eprintln!("hallpassd: {e}");
+                    say!("hallpassd: {e}");
                 }
                 *seen = (now, Some(e));
             }

@@ -14,6 +14,7 @@ use hallpass_proto::{
 };
 
 use crate::ask::Questions;
+use crate::dlog::say;
 use crate::filter::{self, Coverage};
 use crate::session::{self, Info, Protected};
 use crate::syscalls::Arch;
@@ -101,7 +102,7 @@ impl State {
 }
 
 fn refuse(sock: &UnixStream, reason: RefusalReason, message: String) {
-    eprintln!("hallpassd: refused a session: {message}");
+    say!("hallpassd: refused a session: {message}");
     let r = ControlReply {
         kind: Some(control_reply::Kind::Refused(Refused {
             message,
@@ -136,7 +137,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         }
         // A client making sure the daemon runs (`hallpass rules`), then hanging up.
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return,
-        Err(e) => return eprintln!("hallpassd: control connection from pid {}: {e}", peer.pid),
+        Err(e) => return say!("hallpassd: control connection from pid {}: {e}", peer.pid),
     };
     if open.protocol != hallpass_proto::PROTOCOL {
         return refuse(
@@ -239,7 +240,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         }
         Err(e) => {
             cleanup(&pending);
-            return eprintln!("hallpassd: session {id}: launcher went away before attaching: {e}");
+            return say!("hallpassd: session {id}: launcher went away before attaching: {e}");
         }
     };
     let want = 1 + usize::from(attach.has_log) + usize::from(attach.has_journal);
@@ -304,7 +305,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         state.touch();
         return cleanup(&pending);
     }
-    eprintln!(
+    say!(
         "hallpassd: session {id} started: pid {}: {}",
         attach.pid,
         info.argv
@@ -314,7 +315,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
             .join(" ")
     );
     if attach.resume {
-        eprintln!("hallpassd: session {id} resumes a running session (its previous daemon died)");
+        say!("hallpassd: session {id} resumes a running session (its previous daemon died)");
     }
     session::supervise(
         pending,
@@ -329,7 +330,7 @@ pub fn serve_launcher(state: Arc<State>, sock: UnixStream) {
         state.questions.clone(),
     );
     state.touch();
-    eprintln!(
+    say!(
         "hallpassd: session {id} ended: {} notifications, {} allowed, {} denied",
         info.notifications.load(Ordering::Relaxed),
         info.allowed.load(Ordering::Relaxed),

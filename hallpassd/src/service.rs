@@ -129,8 +129,9 @@ pub fn describe(pids: &[i32]) -> String {
     let Some(&pid) = pids.first() else {
         return "its listener is not visible to hallpass".into();
     };
-    let mut cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
+    // Only its start is shown: read no more (a command line may be megabytes).
+    let mut cmd = crate::process::cmdline(pid)
+        .map(|(b, _)| {
             let s = String::from_utf8_lossy(&b).replace('\0', " ");
             s.trim_end().to_string()
         })

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod hostile;
+pub mod load;
 pub mod service;
 pub mod sys;
 

@@ -3,48 +3,12 @@
 //! counts the lines lost at the end; the file stays valid JSON Lines. And a `--log` that is
 //! not a regular file is refused at once.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use hallpass_tests::load::Tiny;
 use hallpass_tests::*;
-
-/// A small tmpfs mounted for one test (root only), given to the variant's user; unmounted
-/// on drop.
-struct Tiny {
-    dir: PathBuf,
-}
-
-impl Tiny {
-    /// `None` (and says why) where mounting is not permitted.
-    fn mount(s: &Scratch, size: &str) -> Option<Tiny> {
-        let dir = s.root.join("tiny");
-        std::fs::create_dir_all(&dir).unwrap();
-        let out = run(Command::new("mount").args([
-            "-t",
-            "tmpfs",
-            "-o",
-            &format!("size={size},mode=0755"),
-            "tmpfs",
-            &dir.to_string_lossy(),
-        ]));
-        if !out.status.success() {
-            eprintln!(
-                "SKIP a full file system: cannot mount a tmpfs here: {}",
-                stderr(&out).trim()
-            );
-            return None;
-        }
-        s.chown(&dir);
-        Some(Tiny { dir })
-    }
-}
-
-impl Drop for Tiny {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
-    }
-}
 
 /// `N` writes outside the project, one `hp-write touch` each, printing `ok` or `err 13`.
 fn many_touches(dir: &Path, n: usize) -> String {
@@ -74,7 +38,7 @@ fn a_full_log_refuses_the_writes_it_cannot_record() {
     }
     for (v, mode) in lite_everywhere_and_strict_once() {
         let s = Scratch::new("log-full", v);
-        let Some(tiny) = Tiny::mount(&s, "64k") else {
+        let Some(tiny) = Tiny::mount(&s, &s.root.join("tiny"), "64k") else {
             return;
         };
         let log = tiny.dir.join("w.jsonl");
@@ -141,7 +105,7 @@ fn unattended_counts_the_lines_it_could_not_write() {
         return;
     }
     let s = Scratch::new("log-full-deny", variants()[0]);
-    let Some(tiny) = Tiny::mount(&s, "64k") else {
+    let Some(tiny) = Tiny::mount(&s, &s.root.join("tiny"), "64k") else {
         return;
     };
     let log = tiny.dir.join("w.jsonl");

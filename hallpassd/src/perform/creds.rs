@@ -9,6 +9,7 @@ use std::os::fd::{AsFd, OwnedFd};
 
 use nix::errno::Errno;
 
+use crate::dlog::say;
 use crate::sys::fsops::{self, Sys};
 use crate::sys::thread_creds::{self, Caps};
 
@@ -180,7 +181,8 @@ pub fn as_daemon() {
         && thread_creds::set_fsgid(own.creds.fsgid)
         && thread_creds::set_groups(&own.creds.groups).is_ok();
     if !back {
-        eprintln!("hallpassd: a thread could not take back the daemon's credentials: exiting");
+        say!("hallpassd: a thread could not take back the daemon's credentials: exiting");
+        crate::dlog::flush(std::time::Duration::from_secs(1));
         std::process::abort();
     }
     IN_GUISE.with(|g| g.set(false));
@@ -449,7 +451,8 @@ pub fn with_message_caps<T>(f: impl FnOnce() -> T) -> Sys<T> {
     })?;
     let r = f();
     if thread_creds::set_caps(&before).is_err() {
-        eprintln!("hallpassd: a thread could not lower its capabilities again: exiting");
+        say!("hallpassd: a thread could not lower its capabilities again: exiting");
+        crate::dlog::flush(std::time::Duration::from_secs(1));
         std::process::abort();
     }
     Ok(r)

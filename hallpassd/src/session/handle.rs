@@ -2,6 +2,7 @@
 //! answered; strict mode's go to `strict.rs`.
 
 use super::*;
+use crate::dlog::say;
 
 /// The executable of thread `tid`, or "" if it cannot be read.
 fn exe_of(tid: i32) -> String {
@@ -67,7 +68,7 @@ impl Supervisor<'_> {
             // domain. Noted before the domain is made, so nothing slips in between.
             if self.performs {
                 self.performs = false;
-                eprintln!(
+                say!(
                     "hallpassd: session {}: pid {tid} makes a Landlock domain of its own: its binds and openat2 are left to the kernel from now on",
                     info.id
                 );
@@ -154,7 +155,7 @@ impl Supervisor<'_> {
                     _ => "?",
                 };
                 info.denied.fetch_add(1, Ordering::Relaxed);
-                eprintln!("hallpassd: session {}: pid {tid}: {e}", info.id);
+                say!("hallpassd: session {}: pid {tid}: {e}", info.id);
                 // Denied either way.
                 let _ = self.record(
                     tid,
@@ -169,7 +170,7 @@ impl Supervisor<'_> {
         match seccomp::send(listener, n.id, reply) {
             Ok(()) => {}
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
-            Err(e) => eprintln!(
+            Err(e) => say!(
                 "hallpassd: session {}: answering a notification: {e}",
                 info.id
             ),
@@ -383,7 +384,7 @@ impl Supervisor<'_> {
         };
         let host = shared.clone() as Arc<dyn crate::ask::Host>;
         if let Err(e) = self.questions.ask(&host, n, q, all, action.take()) {
-            eprintln!(
+            say!(
                 "hallpassd: session {}: {e}: a write that needs an answer is denied",
                 shared.info.id
             );

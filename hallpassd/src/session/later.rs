@@ -3,6 +3,7 @@
 //! process is gone (and a send whose process has a signal to take).
 
 use super::*;
+use crate::dlog::say;
 
 /// Performs a strict-mode write on a thread of its own and answers it: one a person allowed,
 /// or (`fifo`) one that waits as long as the process would have: an open for a FIFO's other
@@ -26,7 +27,7 @@ pub fn perform_later(
     let waits = match Waits::take(&shared, fifo) {
         Ok(w) => w,
         Err(why) => {
-            eprintln!("hallpassd: session {}: {why}: EAGAIN", shared.info.id);
+            say!("hallpassd: session {}: {why}: EAGAIN", shared.info.id);
             let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
             release_slot(&shared);
             return;
@@ -63,7 +64,7 @@ pub fn perform_later(
             drop(waits);
         });
     if let Err(e) = spawned {
-        eprintln!("hallpassd: cannot start a thread to perform a write: {e}");
+        say!("hallpassd: cannot start a thread to perform a write: {e}");
         let _ = seccomp::send(shared.listener(), id, Reply::Fail(libc::EAGAIN));
         release_slot(&shared);
         return;

@@ -47,6 +47,7 @@ use crate::ask::Questions;
 use crate::burst::{Bursts, Process};
 use crate::decode::{Decoder, Op};
 use crate::dircache::DirCache;
+use crate::dlog::say;
 use crate::journal::Journal;
 use crate::log::{now_rfc3339, Log, Record};
 use crate::mem::{Lender, Memory};
@@ -287,7 +288,7 @@ impl Shared {
             j.log_lost(e.raw_os_error().unwrap_or(libc::EIO), allowed);
         }
         if !self.log_failed.swap(true, Ordering::Relaxed) {
-            eprintln!(
+            say!(
                 "hallpassd: session {}: cannot write the log ({e}): writes it would record as allowed are refused",
                 self.info.id
             );

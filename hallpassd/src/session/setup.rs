@@ -176,7 +176,8 @@ pub fn open(
     }
     let info = Info {
         id,
-        argv: req.argv.clone(),
+        // Shown in every question and by `hallpass status`: within bounds.
+        argv: crate::bounds::command(&req.argv),
         cwd: req.cwd.clone(),
         launcher_pid,
         pid: AtomicI32::new(0),

@@ -2,6 +2,7 @@
 //! it again, else prepared, decided and performed by the daemon as the process.
 
 use super::*;
+use crate::dlog::say;
 
 impl Supervisor<'_> {
     /// Strict mode in a Landlock domain: a write the policy allows by a static rule (the
@@ -106,7 +107,7 @@ impl Supervisor<'_> {
             Err(e) => {
                 if !self.warned_credentials {
                     self.warned_credentials = true;
-                    eprintln!(
+                    say!(
                         "hallpassd: session {}: cannot act with the credentials of pid {tid} ({e}): its writes fail",
                         info.id
                     );

@@ -3,6 +3,7 @@
 //! again what a daemon that died held.
 
 use super::*;
+use crate::dlog::say;
 
 /// Supervises an attached session until its launcher goes away or nothing is left to
 /// supervise. Runs on its own thread.
@@ -71,7 +72,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
     match Roots::new() {
         Ok(r) => s.roots = Some(r),
         Err(e) => {
-            eprintln!(
+            say!(
                 "hallpassd: session {}: cannot open / and /proc: {e}",
                 info.id
             );
@@ -99,7 +100,7 @@ pub fn supervise(p: Pending, a: Attached, control: &UnixStream, questions: Arc<Q
     drop(shared);
     if let Some(t) = tmpdir {
         if let Err(e) = std::fs::remove_dir_all(&t) {
-            eprintln!(
+            say!(
                 "hallpassd: session {}: cannot remove {}: {e}",
                 info.id,
                 hallpass_proto::shown::shown(&t)
@@ -234,7 +235,7 @@ impl Supervisor<'_> {
                     }
                 }
                 Err(e) => {
-                    eprintln!("hallpassd: session {id}: receiving a notification: {e}");
+                    say!("hallpassd: session {id}: receiving a notification: {e}");
                     return;
                 }
             }
@@ -293,7 +294,7 @@ impl Supervisor<'_> {
             match poll(n, PollTimeout::NONE) {
                 Err(nix::errno::Errno::EINTR) => continue,
                 Err(e) => {
-                    eprintln!("hallpassd: session {id}: poll: {e}");
+                    say!("hallpassd: session {id}: poll: {e}");
                     return;
                 }
                 Ok(_) => {}
@@ -311,7 +312,7 @@ impl Supervisor<'_> {
                         if e.raw_os_error() == Some(libc::ENOENT)
                             || e.raw_os_error() == Some(libc::EINTR) => {}
                     Err(e) => {
-                        eprintln!("hallpassd: session {id}: receiving a notification: {e}");
+                        say!("hallpassd: session {id}: receiving a notification: {e}");
                         return;
                     }
                 }
@@ -342,7 +343,7 @@ impl Supervisor<'_> {
             // dies first, the next one still finds it.
             j.settle(slot, n.id);
         }
-        eprintln!(
+        say!(
             "hallpassd: session {}: {again} notifications left by the previous daemon decided again",
             shared.info.id
         );
