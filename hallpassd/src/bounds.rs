@@ -139,6 +139,7 @@ pub fn question(q: &Question) -> Question {
         also,
         number,
         service,
+        change,
     } = q;
     Question {
         id: *id,
@@ -156,6 +157,8 @@ pub fn question(q: &Question) -> Question {
         also: list(also, MAX_ALSO, MAX_PATH, MAX_ALSO * (MAX_PATH + FRAME)),
         number: *number,
         service: cut(service, MAX_SERVICE),
+        // An enum the daemon names: nothing of the command's.
+        change: *change,
     }
 }
 
@@ -233,6 +236,7 @@ mod tests {
             also: vec![big.clone(); 10],
             number: u32::MAX,
             service: big,
+            change: i32::MAX,
         };
         let shown = question(&q);
         assert!(
