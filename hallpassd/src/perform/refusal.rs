@@ -25,7 +25,7 @@ use std::path::Path;
 use nix::errno::Errno;
 
 use crate::sys::fsops;
-use crate::syscalls::change::{family, open_flags, Family};
+use crate::syscalls::change::{changes_metadata, open_flags};
 use crate::syscalls::{Kind, Syscall, O_CREAT, O_EXCL};
 
 /// What the kernel checks first for a write, which the daemon can ask it ahead.
@@ -82,7 +82,7 @@ pub fn check(sc: &Syscall, args: &[u64; 6]) -> Check {
         "mkdir" | "mkdirat" | "symlink" | "symlinkat" => Check::Create,
         "unlink" | "unlinkat" | "rmdir" => Check::Remove,
         "truncate" => Check::Write,
-        name if family(name) == Family::Metadata => Check::Metadata,
+        name if changes_metadata(name) => Check::Metadata,
         _ => Check::Nothing,
     }
 }

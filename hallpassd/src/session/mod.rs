@@ -301,7 +301,15 @@ impl Shared {
 fn process_of(tid: i32) -> Option<Process> {
     let tgid = tgid_of(tid)?;
     let start = crate::process::start_time(tgid)?;
-    Some(Process { tgid, start })
+    let exe = std::fs::metadata(format!("/proc/{tgid}/exe")).ok()?;
+    Some(Process {
+        tgid,
+        start,
+        exe: (
+            std::os::unix::fs::MetadataExt::dev(&exe),
+            std::os::unix::fs::MetadataExt::ino(&exe),
+        ),
+    })
 }
 
 /// What questions need of the session they wait in.
