@@ -36,6 +36,18 @@ fn suggested(s: &Scratch, log: &Path) -> (String, Vec<String>) {
     (text, words)
 }
 
+/// `hallpass suggest LOG --profile-out FILE`, which must succeed.
+fn profile_out(s: &Scratch, log: &Path, file: &Path) -> std::process::Output {
+    let out = run(s.hallpass([
+        "suggest".as_ref(),
+        log.as_os_str(),
+        "--profile-out".as_ref(),
+        file.as_os_str(),
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
 #[test]
 fn suggested_flags_let_the_next_run_go_by_without_a_question() {
     for v in variants() {
@@ -186,13 +198,7 @@ fn hostile_paths_are_shown_and_never_pasted() {
         assert!(text.lines().any(|l| l == "#   ~/.ssh"), "{text}");
         // The same as a profile file: the paths that are not plain are comments.
         let file = s.root.join("p.toml");
-        let out = run(s.hallpass([
-            "suggest".as_ref(),
-            audit.as_os_str(),
-            "--profile-out".as_ref(),
-            file.as_os_str(),
-        ]));
-        assert!(out.status.success(), "{}", stderr(&out));
+        profile_out(&s, &audit, &file);
         let profile = std::fs::read_to_string(&file).unwrap();
         assert!(!hostile::has_raw_control(&profile), "{profile:?}");
         let entries: Vec<&str> = profile
@@ -235,13 +241,7 @@ fn a_suggested_profile_file_does_the_same() {
     let audit = s.root.join("audit.jsonl");
     run(s.session_command("allow", &audit, AGENT));
     let file = s.root.join("agent.toml");
-    let out = run(s.hallpass([
-        "suggest".as_ref(),
-        audit.as_os_str(),
-        "--profile-out".as_ref(),
-        file.as_os_str(),
-    ]));
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = profile_out(&s, &audit, &file);
     assert!(
         stderr(&out).contains("use it with --profile"),
         "{}",
@@ -483,13 +483,7 @@ fn a_path_with_a_star_stays_out_of_a_suggested_profile() {
     )
     .unwrap();
     let file = s.root.join("p.toml");
-    let out = run(s.hallpass([
-        "suggest".as_ref(),
-        log.as_os_str(),
-        "--profile-out".as_ref(),
-        file.as_os_str(),
-    ]));
-    assert!(out.status.success(), "{}", stderr(&out));
+    profile_out(&s, &log, &file);
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("    \"~/.other/x\",  # 1 write\n"), "{text}");
     assert!(
