@@ -202,7 +202,7 @@ impl Model {
 
     /// Whether the selected question waits for the person to stop typing at `now` (the bar
     /// says so, rather than show keys that would do nothing).
-    pub fn waits_for_quiet(&self, now: Instant) -> bool {
+    fn waits_for_quiet(&self, now: Instant) -> bool {
         self.current().is_some() && self.typed.is_some_and(|(t, _)| now < t + QUIET_BEFORE)
     }
 
